@@ -127,7 +127,8 @@ def test_a_folder_event_walks(feed: ChangeFeed, project: Path, where: str):
         event = records if where == "records_itself" else project / ".memzoi"
     feed.events([str(event)])
     same_as_walk(feed)
-    assert feed.walks == 2 and "folder changed" in feed.why
+    # an event of .memzoi itself: its watches may be gone, so every refresh walks from then on
+    assert feed.walks == 2 and ("replaced" if where == "memzoi_itself" else "folder changed") in feed.why
 
 
 @pytest.mark.parametrize("to", ["inside_memzoi", "outside_memzoi"])
@@ -154,6 +155,40 @@ def test_a_new_file_in_a_hidden_folder_is_not_listed(feed: ChangeFeed, project: 
     made = write(project, f"{folder}/h1")
     feed.events([str(made)])
     same_as_walk(feed)
+
+
+def test_a_memzoi_folder_replaced_by_another_walks_from_then_on(feed: ChangeFeed, project: Path):
+    """``.memzoi`` renamed away and another put in its place: the watches follow the old folder, so no event of
+    the new one ever comes; every refresh walks from then on (here without any event handed over)."""
+    feed.listing()
+    memzoi = project / ".memzoi"
+    os.rename(memzoi, project / ".memzoi.old")
+    memzoi.mkdir()
+    os.rename(project / ".memzoi.old" / "records", memzoi / "records")
+    path = next(project.glob(".memzoi/records/**/f1.md"))
+    path.write_text(path.read_text() + "more\n")
+    same_as_walk(feed)
+    assert "replaced" in feed.why
+    write(project, "facts/g1")
+    same_as_walk(feed)
+    assert feed.walks == 3
+
+
+def test_a_memzoi_folder_removed_and_made_again_walks_from_then_on(feed: ChangeFeed, project: Path):
+    """``.memzoi`` removed and made again (its inode may be reused, so its event is what tells): the watches went
+    with the old folder, so every refresh walks from then on."""
+    import shutil
+
+    feed.listing()
+    shutil.copytree(project / ".memzoi", project / "saved")
+    shutil.rmtree(project / ".memzoi")
+    feed.events([str(project / ".memzoi")])
+    shutil.copytree(project / "saved", project / ".memzoi")
+    same_as_walk(feed)
+    path = next(project.glob(".memzoi/records/**/f1.md"))
+    path.write_text(path.read_text() + "more\n")
+    same_as_walk(feed)
+    assert feed.walks == 3 and "replaced" in feed.why
 
 
 def test_config_and_other_memzoi_files_are_not_stated(feed: ChangeFeed, project: Path):

@@ -18,7 +18,7 @@ from memzoi.stores import changefeed
 from memzoi_mcp.watching import Watching
 
 from .. import builders
-from ..index_setup import NEW, OLD, closed, fact  # noqa: F401 - fixtures
+from ..index_setup import NEW, OLD, closed, fact, same_size_edit  # noqa: F401 - fixtures
 from ..test_index_freshness import (  # noqa: F401 - the cases, collected here again under the watcher
     test_a_project_id_change_re_judges_every_row,
     test_a_rename_over_the_file,
@@ -110,6 +110,26 @@ def test_a_folder_holding_only_folders_moved_away(project, closed, watched):
             recall.get_memory(project, rid)
         os.rename(away, records / "deep")
         assert ids(project, "gnu") == [rid]
+
+
+@pytest.mark.parametrize("how", ["renamed", "removed"])
+def test_a_memzoi_folder_swapped_for_a_copy(project, closed, watched, how):
+    """``.memzoi`` renamed away (or removed) and a copy renamed into its place (a sync tool's or a script's swap,
+    the copy's folder perhaps on the freed inode): the copy's
+    edits are seen (the watches stayed on the folder renamed away)."""
+    import shutil
+
+    shutil.copytree(project / ".memzoi", project / ".memzoi.new")
+    if how == "renamed":
+        os.rename(project / ".memzoi", project / ".memzoi.old")
+    else:
+        shutil.rmtree(project / ".memzoi")
+    os.rename(project / ".memzoi.new", project / ".memzoi")
+    assert ids(project, OLD) == [FACT_ID]
+    same_size_edit(fact(project))
+    assert ids(project, NEW) == [FACT_ID] and ids(project, OLD) == []
+    assert NEW in body(project)
+    watched.walks = watched.served = 0  # walked from the swap on, as it must: not served from notifications
 
 
 # --- the server itself, driven by the SDK's stdio client -------------------------------------------------------------

@@ -7,13 +7,15 @@ MCP server runs watchfiles, which reads inotify). A refresh (:meth:`ChangeFeed.l
 plus the files the notifications do not cover (those with more than one hard link: a write through a link outside
 the watched folders raises no event), and walks the whole plane again (:func:`memzoi.stores.planelisting.walk`)
 when the notifications cannot vouch for the listing: no walk yet, the watcher not running or failed, a barrier not
-passed in time, a folder created, removed or renamed (or ``.memzoi``, ``records`` or ``proposals`` themselves), more
-than :data:`DIRTY_LIMIT` paths at once (watchfiles drops the kernel's queue-overflow notice, so a burst that large
-is taken as one), a file on another device, the project on a file system whose notifications are not reliable or
-whose ctime follows the mtime (anything but the local types of :data:`memzoi.base.freshness.KEEPS_CTIME`: network
-and FUSE mounts, FAT media; there every file is stat'ed and hashed as before), or a walk older than
-:data:`MAX_AGE_NS`. The decision on the stamps is unchanged: :func:`memzoi.stores.index_fresh.stale` judges the
-listing by the one freshness rule (racy stamps, file systems without a kept ctime, the sampled re-hash).
+passed in time, a folder created, removed or renamed (or ``.memzoi``, ``records`` or ``proposals`` themselves;
+a ``.memzoi`` replaced by another folder, which the watches do not follow, or any event of ``.memzoi`` itself makes
+every refresh walk from then on), more than :data:`DIRTY_LIMIT` paths at once (watchfiles drops the kernel's
+queue-overflow notice, so a burst that large is taken as one), a file on another device, the project on a file
+system whose notifications are not reliable or whose ctime follows the mtime (anything but the local types of
+:data:`memzoi.base.freshness.KEEPS_CTIME`: network and FUSE mounts, FAT media; there every file is stat'ed and
+hashed as before), or a walk older than :data:`MAX_AGE_NS`. The decision on the stamps is unchanged:
+:func:`memzoi.stores.index_fresh.stale` judges the listing by the one freshness rule (racy stamps, file systems
+without a kept ctime, the sampled re-hash).
 
 **Events in flight** are drained before a refresh by a write barrier (:meth:`ChangeFeed.barrier`): a file is
 created in a private folder (never in the repository) that the same watcher watches, and the refresh waits until its
@@ -76,6 +78,8 @@ class ChangeFeed:
         self.served = 0  # listings given from notifications, without a walk
         self.stats = 0  # paths stat'ed in place of a walk
         self.why = "no walk yet"  # why the last listing was a full walk ("" when it was not)
+        self._watched = _folder_id(self.memzoi)  # the .memzoi the watches are set on (they follow its inode)
+        self._root_changed = False  # an event of .memzoi itself was handed over
 
     # -- the watcher's side ------------------------------------------------------------------------------------------
     def running(self) -> None:
@@ -102,6 +106,8 @@ class ChangeFeed:
                     name = path[len(prefix) :]
                     if name.isdigit():
                         self._seen = max(self._seen, int(name))
+                elif path == self.memzoi:  # itself removed, renamed or its attributes changed: the watches may be
+                    self._root_changed = True  # gone, and a folder made in its place may reuse its inode
                 elif path != self.sentinels:
                     self._dirty.add(path)
             if len(self._dirty) > DIRTY_LIMIT:
@@ -174,6 +180,9 @@ class ChangeFeed:
             dirty, self._dirty = self._dirty, set()
             overflow, self._overflow = self._overflow, False
             state = self._state
+        if state == "running" and (self._root_changed or _folder_id(self.memzoi) != self._watched):
+            self.failed("the .memzoi folder was replaced or changed (the watches stay on the one they were set on)")
+            state = "failed"
         why = self._full_reason(passed, state, overflow)
         if not why and self._base is not None:
             why = self._apply(self._base, dirty)
@@ -310,6 +319,15 @@ class ChangeFeed:
             self._state = "closed"
             self._cond.notify_all()
         shutil.rmtree(self.sentinels, ignore_errors=True)
+
+
+def _folder_id(path: str) -> tuple[int, int] | None:
+    """The device and inode of the folder ``path`` (``None`` when it is not one)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if statmod.S_ISDIR(st.st_mode) else None
 
 
 def _unreliable(listing: Listing) -> str:
