@@ -191,6 +191,27 @@ def test_a_memzoi_folder_removed_and_made_again_walks_from_then_on(feed: ChangeF
     assert feed.walks == 3 and "replaced" in feed.why
 
 
+def test_a_change_of_the_mounts_walks(feed: ChangeFeed, project: Path, monkeypatch: pytest.MonkeyPatch):
+    """A file system mounted over a folder of the plane after the walk hides its files and shows others, and no
+    notification says so: a change of the mount table (here its reading replaced) walks."""
+    line = "36 25 0:32 / {} rw,relatime shared:1 - {} none rw\n"
+    table = [line.format("/", "ext4").encode()]
+    monkeypatch.setattr(freshness, "mount_table", lambda: table[0])
+    feed.listing()
+    assert feed.walks == 1
+    table[0] += line.format("/elsewhere", "tmpfs").encode()
+    feed.listing()
+    assert feed.walks == 2 and "mount" in feed.why
+    feed.listing()
+    assert feed.walks == 2
+    # a mount point below .memzoi (an empty one holds no listed file to tell it): every refresh walks
+    below = str(project.resolve() / ".memzoi" / "records" / "my facts").replace(" ", "\\040")
+    table[0] += line.format(below, "tmpfs").encode()
+    feed.listing()
+    feed.listing()
+    assert feed.walks == 4 and "mounted below" in feed.why
+
+
 def test_config_and_other_memzoi_files_are_not_stated(feed: ChangeFeed, project: Path):
     feed.listing()
     (project / ".memzoi" / "config.toml").write_text("[rules]\n")

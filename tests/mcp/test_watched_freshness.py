@@ -132,6 +132,26 @@ def test_a_memzoi_folder_swapped_for_a_copy(project, closed, watched, how):
     watched.walks = watched.served = 0  # walked from the swap on, as it must: not served from notifications
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_file_system_mounted_over_a_records_folder(project, closed, watched):
+    """A tmpfs mounted over ``records/facts`` after the walk: its record is no longer found (the mount hides it)
+    and a record written on the mount is; unmounted, the record is found again."""
+    import subprocess
+
+    folder = fact(project).parent
+    assert ids(project, OLD) == [FACT_ID]
+    if subprocess.run(["mount", "-t", "tmpfs", "none", str(folder)], capture_output=True).returncode:
+        pytest.skip("mount refused")
+    try:
+        assert ids(project, OLD) == []
+        rid = "facts/okapi"
+        builders.write(project, builders.record_path(rid), builders.record(rid, title="About the okapi"))
+        assert ids(project, "okapi") == [rid]
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+    assert ids(project, OLD) == [FACT_ID] and ids(project, "okapi") == []
+
+
 # --- the server itself, driven by the SDK's stdio client -------------------------------------------------------------
 
 

@@ -13,9 +13,9 @@ every refresh walk from then on), more than :data:`DIRTY_LIMIT` paths at once (w
 queue-overflow notice, so a burst that large is taken as one), a file on another device, the project on a file
 system whose notifications are not reliable or whose ctime follows the mtime (anything but the local types of
 :data:`memzoi.base.freshness.KEEPS_CTIME`: network and FUSE mounts, FAT media; there every file is stat'ed and
-hashed as before), or a walk older than :data:`MAX_AGE_NS`. The decision on the stamps is unchanged:
-:func:`memzoi.stores.index_fresh.stale` judges the listing by the one freshness rule (racy stamps, file systems
-without a kept ctime, the sampled re-hash).
+hashed as before), a change of the mount table, or a walk older than :data:`MAX_AGE_NS`. The stamps are judged
+by :func:`memzoi.stores.index_fresh.stale`'s one freshness rule (racy stamps, file systems without a kept ctime,
+the sampled re-hash).
 
 **Events in flight** are drained before a refresh by a write barrier (:meth:`ChangeFeed.barrier`): a file is
 created in a private folder (never in the repository) that the same watcher watches, and the refresh waits until its
@@ -79,7 +79,7 @@ class ChangeFeed:
         self.stats = 0  # paths stat'ed in place of a walk
         self.why = "no walk yet"  # why the last listing was a full walk ("" when it was not)
         self._watched = _folder_id(self.memzoi)  # the .memzoi the watches are set on (they follow its inode)
-        self._root_changed = False  # an event of .memzoi itself was handed over
+        self._root_changed, self._mounts = False, b""  # an event of .memzoi itself came; the last walk's mounts
 
     # -- the watcher's side ------------------------------------------------------------------------------------------
     def running(self) -> None:
@@ -130,9 +130,8 @@ class ChangeFeed:
         """Wait until the watcher hands over the event of the barrier file ``first`` (:meth:`begin`; written here
         when ``None``) or of a later one: every change completed before it was written has then been handed over
         (see the module docstring). False when the watcher is not running or no such event came within ``timeout``
-        seconds (the caller walks). A file whose event does not come within :data:`RETRY_S` (the watches not in
-        place yet) is followed by another: any of them vouches, all being written after the call began. Never
-        raises."""
+        seconds (the caller walks). A file whose event does not come within :data:`RETRY_S` (the watches not in place
+        yet) is followed by another: any of them vouches, all being written after the call began. Never raises."""
         deadline = time.monotonic() + timeout
         start = self.begin() if first is None else first
         if not start:
@@ -208,10 +207,13 @@ class ChangeFeed:
             return "no walk yet"
         if time.monotonic_ns() - self._walked_ns > MAX_AGE_NS:
             return "the last walk is older than the trust age of notifications"
+        if (mounts := freshness.mount_table()) != self._mounts or freshness.mounted_below(self.memzoi, mounts):
+            return "a file system was mounted or unmounted since the last walk, or is mounted below .memzoi"
         return _unreliable(self._base)
 
     def _walk(self, why: str) -> Listing:
         self._walked_ns = time.monotonic_ns()
+        self._mounts = freshness.mount_table()  # read before the walk: a mount during it is seen by the next call
         listing = walk(self.root)
         self._known_dirs = self._with_parents(listing.folders)
         self.walks += 1
@@ -282,8 +284,7 @@ class ChangeFeed:
         return True
 
     def _with_parents(self, folders: Iterable[str]) -> set[str]:
-        """``folders`` and every folder between them and ``.memzoi`` (absolute paths): a folder that holds only
-        folders, moved away, raises one event, its own, and no event for the files below it."""
+        """``folders`` and their parents up to ``.memzoi`` (a folder of folders moved away raises one event)."""
         out: set[str] = set()
         prefix = self.memzoi + os.sep
         for folder in folders:
@@ -323,11 +324,10 @@ class ChangeFeed:
 
 def _folder_id(path: str) -> tuple[int, int] | None:
     """The device and inode of the folder ``path`` (``None`` when it is not one)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino) if statmod.S_ISDIR(st.st_mode) else None
+    with contextlib.suppress(OSError):
+        if statmod.S_ISDIR((st := os.stat(path)).st_mode):
+            return (st.st_dev, st.st_ino)
+    return None
 
 
 def _unreliable(listing: Listing) -> str:
