@@ -79,7 +79,7 @@ class ChangeFeed:
         self.stats = 0  # paths stat'ed in place of a walk
         self.why = "no walk yet"  # why the last listing was a full walk ("" when it was not)
         self._watched = _folder_id(self.memzoi)  # the .memzoi the watches are set on (they follow its inode)
-        self._root_changed, self._mounts = False, b""  # an event of .memzoi itself came; the last walk's mounts
+        self._root_changed, self._mounts, self._below = False, b"", False  # see listing, _full_reason and _walk
 
     # -- the watcher's side ------------------------------------------------------------------------------------------
     def running(self) -> None:
@@ -207,13 +207,14 @@ class ChangeFeed:
             return "no walk yet"
         if time.monotonic_ns() - self._walked_ns > MAX_AGE_NS:
             return "the last walk is older than the trust age of notifications"
-        if (mounts := freshness.mount_table()) != self._mounts or freshness.mounted_below(self.memzoi, mounts):
+        if self._below or freshness.mount_table() != self._mounts:
             return "a file system was mounted or unmounted since the last walk, or is mounted below .memzoi"
         return _unreliable(self._base)
 
     def _walk(self, why: str) -> Listing:
         self._walked_ns = time.monotonic_ns()
         self._mounts = freshness.mount_table()  # read before the walk: a mount during it is seen by the next call
+        self._below = freshness.mounted_below(self.memzoi, self._mounts)  # a mount point with no file listed yet
         listing = walk(self.root)
         self._known_dirs = self._with_parents(listing.folders)
         self.walks += 1
@@ -267,8 +268,7 @@ class ChangeFeed:
         return key
 
     def _on_the_way(self, folder: str) -> bool:
-        """Whether the walk enters ``folder`` (a real folder, no symlink on the way, no hidden name, UTF-8 names:
-        Memzoi's walk, :func:`memzoi.judge.workspace.plane_entries`)."""
+        """Whether Memzoi's walk (``workspace.plane_entries``) enters ``folder``: no link, hidden or non-UTF-8 name."""
         if folder in self._known_dirs:
             return True
         here = self.memzoi
