@@ -152,6 +152,24 @@ def test_a_file_system_mounted_over_a_records_folder(project, closed, watched):
     assert ids(project, OLD) == [FACT_ID] and ids(project, "okapi") == []
 
 
+def test_a_project_served_through_a_symlink(project, closed, tmp_path):
+    """The watcher served on a path through a symlink (the index resolves its root): the refresh neither fails
+    nor serves the old text of an edit keeping size and mtime, asked through either path."""
+    alias = tmp_path / "alias"
+    alias.symlink_to(project)
+    watching = Watching()
+    watching.serve(alias)
+    try:
+        feed = changefeed.feed_of(alias)
+        assert feed is not None and feed.barrier(timeout=60)
+        assert ids(alias, OLD) == [FACT_ID]
+        same_size_edit(fact(project))
+        assert ids(alias, NEW) == [FACT_ID] and ids(project, OLD) == []
+        assert feed.served > 0
+    finally:
+        watching.stop()
+
+
 # --- the server itself, driven by the SDK's stdio client -------------------------------------------------------------
 
 

@@ -61,7 +61,7 @@ class ChangeFeed:
     :meth:`running` and :meth:`failed`; refreshes call :meth:`listing` one at a time (:attr:`refreshing`)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = os.path.abspath(root)
+        self.root = os.path.realpath(root)  # as the index resolves its root
         self.memzoi = os.path.join(self.root, MEMZOI_DIR)
         self.sentinels = tempfile.mkdtemp(prefix="memzoi-changefeed-")
         self.refreshing = threading.Lock()  # one refresh at a time: it alone changes the kept listing
@@ -357,14 +357,14 @@ def register(feed: ChangeFeed) -> None:
 def unregister(root: str | os.PathLike[str]) -> None:
     """Stop using the feed of ``root`` (closed)."""
     with _FEEDS_LOCK:
-        feed = _FEEDS.pop(os.path.abspath(root), None)
+        feed = _FEEDS.pop(os.path.realpath(root), None)
     if feed is not None:
         feed.close()
 
 
 def feed_of(root: str | os.PathLike[str]) -> ChangeFeed | None:
     """The feed registered for the project ``root``, if any."""
-    return _FEEDS.get(os.path.abspath(root))
+    return _FEEDS.get(os.path.realpath(root))
 
 
 def ahead(root: str | os.PathLike[str]) -> Callable[[], Listing] | None:
