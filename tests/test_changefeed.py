@@ -127,7 +127,89 @@ def test_a_folder_event_walks(feed: ChangeFeed, project: Path, where: str):
         event = records if where == "records_itself" else project / ".memzoi"
     feed.events([str(event)])
     same_as_walk(feed)
+    # an event of .memzoi itself: its watches may be gone, so every refresh walks from then on
+    assert feed.walks == 2 and ("replaced" if where == "memzoi_itself" else "folder changed") in feed.why
+
+
+@pytest.mark.parametrize("to", ["inside_memzoi", "outside_memzoi"])
+def test_a_folder_holding_only_folders_moved_away_walks(feed: ChangeFeed, project: Path, to: str):
+    """A folder whose files are all in folders below it (``records/deep/sub/x.md``): moved away, the one event is
+    the gone ``records/deep``, no file event comes, and its files must leave the listing (else a moved record is
+    still served, as usable memory, from its old path)."""
+    write(project, "deep/sub/gnu")
+    feed.listing()
+    away = project / ".memzoi" / "parked" if to == "inside_memzoi" else project / "parked"
+    os.rename(project / ".memzoi" / "records" / "deep", away)
+    feed.events([str(project / ".memzoi" / "records" / "deep")])
+    same_as_walk(feed)
     assert feed.walks == 2 and "folder changed" in feed.why
+
+
+@pytest.mark.parametrize("folder", [".hidden", ".hidden/inner", "deep/.git"])
+def test_a_new_file_in_a_hidden_folder_is_not_listed(feed: ChangeFeed, project: Path, folder: str):
+    """Memzoi's walk enters no hidden folder (``workspace.plane_entries``); a file made there after the walk, its
+    event stated alone, must not enter the listing either (else recall serves a record ``memzoi check`` never
+    judged)."""
+    (project / ".memzoi" / "records" / folder).mkdir(parents=True)
+    feed.listing()
+    made = write(project, f"{folder}/h1")
+    feed.events([str(made)])
+    same_as_walk(feed)
+
+
+def test_a_memzoi_folder_replaced_by_another_walks_from_then_on(feed: ChangeFeed, project: Path):
+    """``.memzoi`` renamed away and another put in its place: the watches follow the old folder, so no event of
+    the new one ever comes; every refresh walks from then on (here without any event handed over)."""
+    feed.listing()
+    memzoi = project / ".memzoi"
+    os.rename(memzoi, project / ".memzoi.old")
+    memzoi.mkdir()
+    os.rename(project / ".memzoi.old" / "records", memzoi / "records")
+    path = next(project.glob(".memzoi/records/**/f1.md"))
+    path.write_text(path.read_text() + "more\n")
+    same_as_walk(feed)
+    assert "replaced" in feed.why
+    write(project, "facts/g1")
+    same_as_walk(feed)
+    assert feed.walks == 3
+
+
+def test_a_memzoi_folder_removed_and_made_again_walks_from_then_on(feed: ChangeFeed, project: Path):
+    """``.memzoi`` removed and made again (its inode may be reused, so its event is what tells): the watches went
+    with the old folder, so every refresh walks from then on."""
+    import shutil
+
+    feed.listing()
+    shutil.copytree(project / ".memzoi", project / "saved")
+    shutil.rmtree(project / ".memzoi")
+    feed.events([str(project / ".memzoi")])
+    shutil.copytree(project / "saved", project / ".memzoi")
+    same_as_walk(feed)
+    path = next(project.glob(".memzoi/records/**/f1.md"))
+    path.write_text(path.read_text() + "more\n")
+    same_as_walk(feed)
+    assert feed.walks == 3 and "replaced" in feed.why
+
+
+def test_a_change_of_the_mounts_walks(feed: ChangeFeed, project: Path, monkeypatch: pytest.MonkeyPatch):
+    """A file system mounted over a folder of the plane after the walk hides its files and shows others, and no
+    notification says so: a change of the mount table (here its reading replaced) walks."""
+    line = "36 25 0:32 / {} rw,relatime shared:1 - {} none rw\n"
+    table = [line.format("/", "ext4").encode()]
+    monkeypatch.setattr(freshness, "mount_table", lambda: table[0])
+    feed.listing()
+    assert feed.walks == 1
+    table[0] += line.format("/elsewhere", "tmpfs").encode()
+    feed.listing()
+    assert feed.walks == 2 and "mount" in feed.why
+    feed.listing()
+    assert feed.walks == 2
+    # a mount point below .memzoi (an empty one holds no listed file to tell it): every refresh walks
+    below = str(project.resolve() / ".memzoi" / "records" / "my facts").replace(" ", "\\040")
+    table[0] += line.format(below, "tmpfs").encode()
+    feed.listing()
+    feed.listing()
+    assert feed.walks == 4 and "mounted below" in feed.why
 
 
 def test_config_and_other_memzoi_files_are_not_stated(feed: ChangeFeed, project: Path):

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from memzoi.agent import recall
+from memzoi.ledger import Refusal
 from memzoi.stores import changefeed
 from memzoi_mcp.watching import Watching
 
 from .. import builders
-from ..index_setup import NEW, OLD, closed, fact  # noqa: F401 - fixtures
+from ..index_setup import NEW, OLD, closed, fact, same_size_edit  # noqa: F401 - fixtures
 from ..test_index_freshness import (  # noqa: F401 - the cases, collected here again under the watcher
     test_a_project_id_change_re_judges_every_row,
     test_a_rename_over_the_file,
@@ -93,6 +94,80 @@ def test_a_new_folder_is_walked(project, closed, watched):
     assert ids(project, "zebrafish") == [rid]
     assert watched.walks == 2 and "folder" in watched.why
     assert ids(project, "zebrafish") == [rid] and watched.walks == 2
+
+
+def test_a_folder_holding_only_folders_moved_away(project, closed, watched):
+    """``records/deep`` holds only ``sub/``: moved out of the plane (within ``.memzoi`` and out of it), its record
+    is no longer found, nor handed out by ``get_memory``; moved back, it is found again."""
+    rid = "deep/sub/gnu"
+    builders.write(project, builders.record_path(rid), builders.record(rid, title="About the gnu"))
+    assert ids(project, "gnu") == [rid]
+    records = project / ".memzoi" / "records"
+    for away in (project / ".memzoi" / "parked", project / "parked"):
+        os.rename(records / "deep", away)
+        assert ids(project, "gnu") == []
+        with pytest.raises(Refusal, match="no record"):
+            recall.get_memory(project, rid)
+        os.rename(away, records / "deep")
+        assert ids(project, "gnu") == [rid]
+
+
+@pytest.mark.parametrize("how", ["renamed", "removed"])
+def test_a_memzoi_folder_swapped_for_a_copy(project, closed, watched, how):
+    """``.memzoi`` renamed away (or removed) and a copy renamed into its place (a sync tool's or a script's swap,
+    the copy's folder perhaps on the freed inode): the copy's
+    edits are seen (the watches stayed on the folder renamed away)."""
+    import shutil
+
+    shutil.copytree(project / ".memzoi", project / ".memzoi.new")
+    if how == "renamed":
+        os.rename(project / ".memzoi", project / ".memzoi.old")
+    else:
+        shutil.rmtree(project / ".memzoi")
+    os.rename(project / ".memzoi.new", project / ".memzoi")
+    assert ids(project, OLD) == [FACT_ID]
+    same_size_edit(fact(project))
+    assert ids(project, NEW) == [FACT_ID] and ids(project, OLD) == []
+    assert NEW in body(project)
+    watched.walks = watched.served = 0  # walked from the swap on, as it must: not served from notifications
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_file_system_mounted_over_a_records_folder(project, closed, watched):
+    """A tmpfs mounted over ``records/facts`` after the walk: its record is no longer found (the mount hides it)
+    and a record written on the mount is; unmounted, the record is found again."""
+    import subprocess
+
+    folder = fact(project).parent
+    assert ids(project, OLD) == [FACT_ID]
+    if subprocess.run(["mount", "-t", "tmpfs", "none", str(folder)], capture_output=True).returncode:
+        pytest.skip("mount refused")
+    try:
+        assert ids(project, OLD) == []
+        rid = "facts/okapi"
+        builders.write(project, builders.record_path(rid), builders.record(rid, title="About the okapi"))
+        assert ids(project, "okapi") == [rid]
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+    assert ids(project, OLD) == [FACT_ID] and ids(project, "okapi") == []
+
+
+def test_a_project_served_through_a_symlink(project, closed, tmp_path):
+    """The watcher served on a path through a symlink (the index resolves its root): the refresh neither fails
+    nor serves the old text of an edit keeping size and mtime, asked through either path."""
+    alias = tmp_path / "alias"
+    alias.symlink_to(project)
+    watching = Watching()
+    watching.serve(alias)
+    try:
+        feed = changefeed.feed_of(alias)
+        assert feed is not None and feed.barrier(timeout=60)
+        assert ids(alias, OLD) == [FACT_ID]
+        same_size_edit(fact(project))
+        assert ids(alias, NEW) == [FACT_ID] and ids(project, OLD) == []
+        assert feed.served > 0
+    finally:
+        watching.stop()
 
 
 # --- the server itself, driven by the SDK's stdio client -------------------------------------------------------------

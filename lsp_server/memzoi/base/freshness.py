@@ -162,6 +162,28 @@ def _unescape(field: str) -> str:
     return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
 
 
+def mount_table() -> bytes:
+    """This process's mount table as read (``/proc/self/mountinfo``; ``b""`` where there is none): equal readings
+    mean no file system was mounted or unmounted in between (a mount hides the files below its point and raises no
+    change notification: :mod:`memzoi.stores.changefeed` walks when it changes)."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def mounted_below(folder: str, table: bytes) -> bool:
+    """Whether the mount table ``table`` (:func:`mount_table`) has a mount point below ``folder`` (an absolute path,
+    its links resolved here; field 5 of ``/proc/self/mountinfo`` is the mount point, octal-escaped)."""
+    prefix = os.path.realpath(folder) + os.sep
+    for line in table.decode("utf-8", "surrogateescape").splitlines():
+        parts = line.split(" ")
+        if len(parts) > 4 and _unescape(parts[4]).startswith(prefix):
+            return True
+    return False
+
+
 def _read_mounts() -> dict[int, str]:
     """device number → file-system type of every mount of this process (``/proc/self/mountinfo``: field 3 is
     ``major:minor``, the type follows the ``-`` separator); empty where there is no such file."""

@@ -7,13 +7,15 @@ MCP server runs watchfiles, which reads inotify). A refresh (:meth:`ChangeFeed.l
 plus the files the notifications do not cover (those with more than one hard link: a write through a link outside
 the watched folders raises no event), and walks the whole plane again (:func:`memzoi.stores.planelisting.walk`)
 when the notifications cannot vouch for the listing: no walk yet, the watcher not running or failed, a barrier not
-passed in time, a folder created, removed or renamed (or ``.memzoi``, ``records`` or ``proposals`` themselves), more
-than :data:`DIRTY_LIMIT` paths at once (watchfiles drops the kernel's queue-overflow notice, so a burst that large
-is taken as one), a file on another device, the project on a file system whose notifications are not reliable or
-whose ctime follows the mtime (anything but the local types of :data:`memzoi.base.freshness.KEEPS_CTIME`: network
-and FUSE mounts, FAT media; there every file is stat'ed and hashed as before), or a walk older than
-:data:`MAX_AGE_NS`. The decision on the stamps is unchanged: :func:`memzoi.stores.index_fresh.stale` judges the
-listing by the one freshness rule (racy stamps, file systems without a kept ctime, the sampled re-hash).
+passed in time, a folder created, removed or renamed (or ``.memzoi``, ``records`` or ``proposals`` themselves;
+a ``.memzoi`` replaced by another folder, which the watches do not follow, or any event of ``.memzoi`` itself makes
+every refresh walk from then on), more than :data:`DIRTY_LIMIT` paths at once (watchfiles drops the kernel's
+queue-overflow notice, so a burst that large is taken as one), a file on another device, the project on a file
+system whose notifications are not reliable or whose ctime follows the mtime (anything but the local types of
+:data:`memzoi.base.freshness.KEEPS_CTIME`: network and FUSE mounts, FAT media; there every file is stat'ed and
+hashed as before), a change of the mount table, or a walk older than :data:`MAX_AGE_NS`. The stamps are judged
+by :func:`memzoi.stores.index_fresh.stale`'s one freshness rule (racy stamps, file systems without a kept ctime,
+the sampled re-hash).
 
 **Events in flight** are drained before a refresh by a write barrier (:meth:`ChangeFeed.barrier`): a file is
 created in a private folder (never in the repository) that the same watcher watches, and the refresh waits until its
@@ -59,7 +61,7 @@ class ChangeFeed:
     :meth:`running` and :meth:`failed`; refreshes call :meth:`listing` one at a time (:attr:`refreshing`)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = os.path.abspath(root)
+        self.root = os.path.realpath(root)  # as the index resolves its root
         self.memzoi = os.path.join(self.root, MEMZOI_DIR)
         self.sentinels = tempfile.mkdtemp(prefix="memzoi-changefeed-")
         self.refreshing = threading.Lock()  # one refresh at a time: it alone changes the kept listing
@@ -71,11 +73,13 @@ class ChangeFeed:
         self._seen = 0  # the highest barrier token handed over by the watcher
         self._base: Listing | None = None
         self._walked_ns = 0
-        self._known_dirs: set[str] = set()  # folders found to be on the walk's way since the last walk
+        self._known_dirs: set[str] = set()  # folders on the walk's way since the last walk, with their parents
         self.walks = 0  # full walks made (for tests and benchmarks)
         self.served = 0  # listings given from notifications, without a walk
         self.stats = 0  # paths stat'ed in place of a walk
         self.why = "no walk yet"  # why the last listing was a full walk ("" when it was not)
+        self._watched = _folder_id(self.memzoi)  # the .memzoi the watches are set on (they follow its inode)
+        self._root_changed, self._mounts, self._below = False, b"", False  # see listing, _full_reason and _walk
 
     # -- the watcher's side ------------------------------------------------------------------------------------------
     def running(self) -> None:
@@ -102,6 +106,8 @@ class ChangeFeed:
                     name = path[len(prefix) :]
                     if name.isdigit():
                         self._seen = max(self._seen, int(name))
+                elif path == self.memzoi:  # itself removed, renamed or its attributes changed: the watches may be
+                    self._root_changed = True  # gone, and a folder made in its place may reuse its inode
                 elif path != self.sentinels:
                     self._dirty.add(path)
             if len(self._dirty) > DIRTY_LIMIT:
@@ -124,9 +130,8 @@ class ChangeFeed:
         """Wait until the watcher hands over the event of the barrier file ``first`` (:meth:`begin`; written here
         when ``None``) or of a later one: every change completed before it was written has then been handed over
         (see the module docstring). False when the watcher is not running or no such event came within ``timeout``
-        seconds (the caller walks). A file whose event does not come within :data:`RETRY_S` (the watches not in
-        place yet) is followed by another: any of them vouches, all being written after the call began. Never
-        raises."""
+        seconds (the caller walks). A file whose event does not come within :data:`RETRY_S` (the watches not in place
+        yet) is followed by another: any of them vouches, all being written after the call began. Never raises."""
         deadline = time.monotonic() + timeout
         start = self.begin() if first is None else first
         if not start:
@@ -174,6 +179,9 @@ class ChangeFeed:
             dirty, self._dirty = self._dirty, set()
             overflow, self._overflow = self._overflow, False
             state = self._state
+        if state == "running" and (self._root_changed or _folder_id(self.memzoi) != self._watched):
+            self.failed("the .memzoi folder was replaced or changed (the watches stay on the one they were set on)")
+            state = "failed"
         why = self._full_reason(passed, state, overflow)
         if not why and self._base is not None:
             why = self._apply(self._base, dirty)
@@ -199,12 +207,16 @@ class ChangeFeed:
             return "no walk yet"
         if time.monotonic_ns() - self._walked_ns > MAX_AGE_NS:
             return "the last walk is older than the trust age of notifications"
+        if self._below or freshness.mount_table() != self._mounts:
+            return "a file system was mounted or unmounted since the last walk, or is mounted below .memzoi"
         return _unreliable(self._base)
 
     def _walk(self, why: str) -> Listing:
         self._walked_ns = time.monotonic_ns()
+        self._mounts = freshness.mount_table()  # read before the walk: a mount during it is seen by the next call
+        self._below = freshness.mounted_below(self.memzoi, self._mounts)  # a mount point with no file listed yet
         listing = walk(self.root)
-        self._known_dirs = set(listing.folders)
+        self._known_dirs = self._with_parents(listing.folders)
         self.walks += 1
         self.why = why
         return listing
@@ -256,7 +268,7 @@ class ChangeFeed:
         return key
 
     def _on_the_way(self, folder: str) -> bool:
-        """Whether the walk enters ``folder`` (a real folder, no symlink on the way, UTF-8 names)."""
+        """Whether Memzoi's walk (``workspace.plane_entries``) enters ``folder``: no link, hidden or non-UTF-8 name."""
         if folder in self._known_dirs:
             return True
         here = self.memzoi
@@ -266,10 +278,20 @@ class ChangeFeed:
                 st = os.lstat(here)
             except OSError:
                 return False
-            if not statmod.S_ISDIR(st.st_mode) or not utf8_name(name):
-                return False
-        self._known_dirs.add(folder)
+            if not statmod.S_ISDIR(st.st_mode) or name.startswith(".") or not utf8_name(name):
+                return False  # the walk enters no symlink, no hidden folder, no name that is not UTF-8
+        self._known_dirs |= self._with_parents((folder,))
         return True
+
+    def _with_parents(self, folders: Iterable[str]) -> set[str]:
+        """``folders`` and their parents up to ``.memzoi`` (a folder of folders moved away raises one event)."""
+        out: set[str] = set()
+        prefix = self.memzoi + os.sep
+        for folder in folders:
+            while folder.startswith(prefix) and folder not in out:
+                out.add(folder)
+                folder = os.path.dirname(folder)
+        return out
 
     def _restat(self, base: Listing, key: str, path: str) -> str:
         """Put ``key``'s current stat into ``base`` (a regular file) or take it out (gone, a link, a folder)."""
@@ -300,6 +322,14 @@ class ChangeFeed:
         shutil.rmtree(self.sentinels, ignore_errors=True)
 
 
+def _folder_id(path: str) -> tuple[int, int] | None:
+    """The device and inode of the folder ``path`` (``None`` when it is not one)."""
+    with contextlib.suppress(OSError):
+        if statmod.S_ISDIR((st := os.stat(path)).st_mode):
+            return (st.st_dev, st.st_ino)
+    return None
+
+
 def _unreliable(listing: Listing) -> str:
     """Why notifications cannot vouch for ``listing``'s files (a mount below ``.memzoi``, a file system whose type
     is not a local one that keeps its ctime), or ``""``."""
@@ -327,14 +357,14 @@ def register(feed: ChangeFeed) -> None:
 def unregister(root: str | os.PathLike[str]) -> None:
     """Stop using the feed of ``root`` (closed)."""
     with _FEEDS_LOCK:
-        feed = _FEEDS.pop(os.path.abspath(root), None)
+        feed = _FEEDS.pop(os.path.realpath(root), None)
     if feed is not None:
         feed.close()
 
 
 def feed_of(root: str | os.PathLike[str]) -> ChangeFeed | None:
     """The feed registered for the project ``root``, if any."""
-    return _FEEDS.get(os.path.abspath(root))
+    return _FEEDS.get(os.path.realpath(root))
 
 
 def ahead(root: str | os.PathLike[str]) -> Callable[[], Listing] | None:
