@@ -297,9 +297,12 @@ def _stat(path: Path) -> bytes:
 
 def git_state(root: Path, folders: Iterable[str]) -> str:
     """Hex BLAKE3 of what git's answers about the project ``root`` depend on: the worktree's ``HEAD`` and the ref
-    it names, its index and ``packed-refs`` (by stat stamp), ``info/exclude``, and the ``.gitignore`` of every
-    folder from the worktree's top down to ``root`` and down to every folder in ``folders`` (absolute, those
-    holding indexed files). Not followed: the user's global excludes file (``core.excludesFile``). Never raises."""
+    it names, its index and ``packed-refs`` (by stat stamp), ``info/exclude``, the configuration files and the
+    excludes file they name (``core.excludesFile``, the user's global ignore rules:
+    :func:`memzoi.project.gitexcludes.excludes_inputs`), and the ``.gitignore`` of every folder from the worktree's
+    top down to ``root`` and down to every folder in ``folders`` (absolute, those holding indexed files). Never
+    raises."""
+    from ..project.gitexcludes import excludes_inputs  # noqa: PLC0415 lazy: start-up
     from ..project.gitfacts import git_dirs  # noqa: PLC0415 lazy: start-up
 
     top = _worktree_top(root)
@@ -312,6 +315,7 @@ def git_state(root: Path, folders: Iterable[str]) -> str:
         head = _content(gitdir / "HEAD")
         h.update(b"\0HEAD" + head + _stat(gitdir / "index") + _stat(common / "packed-refs"))
         h.update(b"\0exclude" + _content(common / "info" / "exclude"))
+        h.update(b"\0excludesFile" + excludes_inputs(top, gitdir, common))
         if head.startswith(b"ref:"):
             h.update(b"\0ref" + _content(common / head[4:].strip().decode("utf-8", "replace")))
     chain = {str(d) for d in (root, *root.parents) if d == top or top in d.parents}
