@@ -162,8 +162,11 @@ async def test_two_servers_at_once_then_a_change(tmp_path: Path, memzoi_home: Pa
     for history, _ in await asyncio.gather(session(root, memzoi_home), session(root, memzoi_home)):
         assert_never_stale(history, want, root)
     history, scanned = await session(root, memzoi_home)
-    assert REPLAYED in scanned, scanned  # one of them stored a whole set
     assert_never_stale(history, want, root)
+    if REPLAYED not in scanned:  # two servers at once may both leave no whole set: then this session stored one
+        history, scanned = await session(root, memzoi_home)
+        assert REPLAYED in scanned, scanned
+        assert_never_stale(history, want, root)
     (root / ".memzoi/records/bad-schema.md").unlink()
     want = expected(root, memzoi_home)
     history, scanned = await session(root, memzoi_home)
