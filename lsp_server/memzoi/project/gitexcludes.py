@@ -40,7 +40,9 @@ def config_files(gitdir: Path, common: Path) -> list[Path]:
     return [p for p in (*out, common / "config", gitdir / "config.worktree") if p is not None]
 
 
-def _read(path: Path) -> bytes:
+def small_file(path: Path) -> bytes:
+    """A small file's bytes (a ref, ``HEAD``, an ignore or configuration file; at most 1 MiB), or an ``absent`` /
+    ``unreadable`` marker: one of git's inputs as a hash takes it."""
     try:
         with open(path, "rb") as fh:
             return fh.read(1 << 20)
@@ -75,12 +77,12 @@ def excludes_inputs(top: Path, gitdir: Path, common: Path) -> bytes:
     """The bytes of every configuration file of :func:`config_files` and of the excludes file they name
     (:func:`excludes_file`), each marked absent or unreadable when so: a change of any of them may change what
     ``git check-ignore`` answers for the worktree at ``top``. Never raises."""
-    configs = [(p, _read(p)) for p in config_files(gitdir, common)]
+    configs = [(p, small_file(p)) for p in config_files(gitdir, common)]
     out = [os.fsencode(p) + b"\0" + data for p, data in configs]
     named = excludes_file(configs, top)
     if named is not None:
-        out.append(b"excludes\0" + os.fsencode(named) + b"\0" + _read(named))
+        out.append(b"excludes\0" + os.fsencode(named) + b"\0" + small_file(named))
     return b"\0\0".join(out)
 
 
-__all__ = ["SYSTEM_CONFIG", "config_files", "excludes_file", "excludes_inputs"]
+__all__ = ["SYSTEM_CONFIG", "config_files", "excludes_file", "excludes_inputs", "small_file"]

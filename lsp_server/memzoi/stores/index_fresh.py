@@ -277,17 +277,6 @@ def _worktree_top(root: Path) -> Path | None:
     return None
 
 
-def _content(path: Path) -> bytes:
-    """A small file's bytes (a ref, ``HEAD``, an ignore file); ``absent``/``unreadable`` markers otherwise."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(1 << 20)
-    except FileNotFoundError:
-        return b"\0absent"
-    except OSError:
-        return b"\0unreadable"
-
-
 def _stat(path: Path) -> bytes:
     """A large file's stat stamp (git's index and ``packed-refs``: git writes both by renaming a new file over
     them, so the inode changes with every write, whatever the mtime says)."""
@@ -302,7 +291,7 @@ def git_state(root: Path, folders: Iterable[str]) -> str:
     :func:`memzoi.project.gitexcludes.excludes_inputs`), and the ``.gitignore`` of every folder from the worktree's
     top down to ``root`` and down to every folder in ``folders`` (absolute, those holding indexed files). Never
     raises."""
-    from ..project.gitexcludes import excludes_inputs  # noqa: PLC0415 lazy: start-up
+    from ..project.gitexcludes import excludes_inputs, small_file  # noqa: PLC0415 lazy: start-up
     from ..project.gitfacts import git_dirs  # noqa: PLC0415 lazy: start-up
 
     top = _worktree_top(root)
@@ -312,19 +301,19 @@ def git_state(root: Path, folders: Iterable[str]) -> str:
     dirs = git_dirs(top)
     if dirs is not None:
         gitdir, common = dirs
-        head = _content(gitdir / "HEAD")
+        head = small_file(gitdir / "HEAD")
         h.update(b"\0HEAD" + head + _stat(gitdir / "index") + _stat(common / "packed-refs"))
-        h.update(b"\0exclude" + _content(common / "info" / "exclude"))
+        h.update(b"\0exclude" + small_file(common / "info" / "exclude"))
         h.update(b"\0excludesFile" + excludes_inputs(top, gitdir, common))
         if head.startswith(b"ref:"):
-            h.update(b"\0ref" + _content(common / head[4:].strip().decode("utf-8", "replace")))
+            h.update(b"\0ref" + small_file(common / head[4:].strip().decode("utf-8", "replace")))
     chain = {str(d) for d in (root, *root.parents) if d == top or top in d.parents}
     for folder in folders:  # and every folder between them and the root
         while folder not in chain and len(folder) > len(str(root)):
             chain.add(folder)
             folder = os.path.dirname(folder)
     for folder in sorted(chain):  # a folder without one adds nothing: a new folder alone changes no answer
-        rules = _content(Path(folder) / ".gitignore")
+        rules = small_file(Path(folder) / ".gitignore")
         if rules != b"\0absent":
             h.update(b"\0" + folder.encode("utf-8", "surrogateescape") + b"\0" + rules)
     return h.hexdigest()
