@@ -188,12 +188,7 @@ def _read_mounts() -> dict[int, str]:
     """device number → file-system type of every mount of this process (``/proc/self/mountinfo``: field 3 is
     ``major:minor``, the type follows the ``-`` separator); empty where there is no such file."""
     out: dict[int, str] = {}
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return out
-    for line in lines:
+    for line in mount_table().decode("utf-8", "replace").splitlines():
         parts = line.split(" ")
         try:
             major, minor = parts[2].split(":")
