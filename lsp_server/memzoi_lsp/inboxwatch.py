@@ -76,10 +76,10 @@ class CandidateWatch:
         self.thread.start()
 
     def _run(self, directory: Path, name: str) -> None:
-        from .dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
+        from memzoi.base.dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         try:
-            for paths in changed_paths(directory, self.stop_event, recursive=False):
+            for paths in changed_paths(directory, stop=self.stop_event, recursive=False):
                 if not any(p.name.startswith(name) for p in paths):
                     continue
                 loop = self.ls.loop

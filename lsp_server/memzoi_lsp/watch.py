@@ -229,14 +229,14 @@ class _Watcher:
             stop.set()
 
     def _run(self, directory: Path, stop: threading.Event) -> None:
-        from .dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
+        from memzoi.base.dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         class _Either:  # watchfiles polls ``is_set``: stop on shutdown or when this directory is removed
             def is_set(inner) -> bool:
                 return self.stop_event.is_set() or stop.is_set()
 
         try:
-            for paths in changed_paths(directory, _Either()):
+            for paths in changed_paths(directory, stop=_Either()):
                 loop = self.ls.loop
                 if loop is None or loop.is_closed():
                     return

@@ -16,10 +16,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memzoi-mcp")
 
-#: watchfiles' grouping of notifications (ms): a batch is handed over once no new path came for ``STEP_MS``, or
-#: ``DEBOUNCE_MS`` after its first; a refresh's barrier waits about one to two steps.
+#: watchfiles' step (ms): a batch is handed over once no new path came for ``STEP_MS`` (or
+#: :data:`memzoi.base.dirwatch.DEBOUNCE_MS` after its first); a refresh's barrier waits about one to two steps.
 STEP_MS = 5
-DEBOUNCE_MS = 50
 #: How long the opening refresh waits for the watcher to set up its watches (s) before it refreshes anyway.
 OPENING_BARRIER_S = 60.0
 
@@ -55,22 +54,13 @@ class Watching:
             ).start()
 
     def _watch(self, feed: ChangeFeed) -> None:
-        import watchfiles  # noqa: PLC0415 lazy: start-up
+        from memzoi.base.dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         try:
             feed.running()
-            for changes in watchfiles.watch(
-                feed.memzoi,
-                feed.sentinels,
-                watch_filter=None,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
-                stop_event=self._stop,
-                rust_timeout=0,  # no timeout: watchfiles' timeout return clears its set after an unlocked look,
-                yield_on_timeout=False,  # which could drop an event arriving in between
-                raise_interrupt=False,
-            ):
-                feed.events([path for _, path in changes])
+            # every path reported (no filter): the barrier's files and every name below .memzoi count
+            for paths in changed_paths(feed.memzoi, feed.sentinels, stop=self._stop, step_ms=STEP_MS, every_path=True):
+                feed.events([str(p) for p in paths])
         except Exception as err:  # a vanished folder or a watcher error: the refreshes walk from now on
             log.info("watching %s stopped: %s", feed.memzoi, err)
             feed.failed(str(err))

@@ -1,4 +1,4 @@
-"""The language server's watchfiles watchers (:mod:`memzoi_lsp.dirwatch`): they never take watchfiles' timeout
+"""The language server's watchfiles watchers (:mod:`memzoi.base.dirwatch`): they never take watchfiles' timeout
 return (in watchfiles 1.x ``RustNotify.watch`` clears its pending-changes set there after an unlocked look at its
 size, so a notification arriving in between is lost), they still hand over every change, and a stop still ends
 their thread at once.
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import watchfiles.main
 
-from memzoi_lsp import dirwatch
+from memzoi.base import dirwatch
 from memzoi_lsp.inboxwatch import CandidateWatch
 from memzoi_lsp.watch import _Watcher
 
@@ -108,4 +108,4 @@ async def test_the_candidate_watcher_waits_without_a_timeout_and_stops_at_once(t
 def test_a_missing_directory_raises_for_the_caller_to_log(tmp_path: Path):
     stop = threading.Event()
     with pytest.raises(FileNotFoundError):
-        next(dirwatch.changed_paths(tmp_path / "absent", stop))
+        next(dirwatch.changed_paths(tmp_path / "absent", stop=stop))

@@ -1,12 +1,13 @@
-"""The language server's one way to run a watchfiles watcher on a directory (the ``.memzoi`` watcher of
-:mod:`memzoi_lsp.watch` and the resident candidates' watcher of :mod:`memzoi_lsp.inboxwatch`).
+"""The one way this project runs a watchfiles watcher (the language server's ``.memzoi`` watcher,
+:mod:`memzoi_lsp.watch`, and resident candidates' watcher, :mod:`memzoi_lsp.inboxwatch`; the MCP server's watcher
+of the change feed, :mod:`memzoi_mcp.watching`).
 
 It waits without a timeout inside watchfiles (``rust_timeout=0``): in watchfiles 1.x ``RustNotify.watch`` (src/lib.rs)
 reads the size of its pending-changes set under the set's lock, releases the lock and, once the timeout has passed
 with the set seen empty, clears the set under a second lock. A notification the notify thread inserts in between is
 cleared unseen, and a closed file's diagnostics (or the inbox) would stay stale until something else touched it.
 Without a timeout that return never happens; the stop event is still polled at every step, so a stop ends the
-watcher within :data:`STEP_MS`.
+watcher within one step (:data:`STEP_MS` by default).
 """
 
 from __future__ import annotations
@@ -29,19 +30,23 @@ class StopEvent(Protocol):
         ...
 
 
-def changed_paths(directory: Path, stop: StopEvent, *, recursive: bool = True) -> Iterator[list[Path]]:
-    """The paths watchfiles reports under ``directory``, one list per batch, until ``stop.is_set()`` (checked every
-    :data:`STEP_MS` ms). Never loses a notification to a timeout (module docstring). Raises what watchfiles raises
-    (``FileNotFoundError`` for a missing directory, its ``WatchfilesRustInternalError`` for a watcher error): the
-    caller logs it and carries on without the watcher."""
+def changed_paths(
+    *paths: Path | str, stop: StopEvent, recursive: bool = True, step_ms: int = STEP_MS, every_path: bool = False
+) -> Iterator[list[Path]]:
+    """The paths watchfiles reports under ``paths`` (one watcher, one inotify instance, for them all), one list per
+    batch, until ``stop.is_set()`` (checked every ``step_ms`` ms); watchfiles' default filter of editor and VCS files
+    applies unless ``every_path``. Never loses a notification to a timeout (module docstring). Raises what watchfiles
+    raises (``FileNotFoundError`` for a missing directory, its ``WatchfilesRustInternalError`` for a watcher error):
+    the caller logs it and carries on without the watcher."""
     import watchfiles  # noqa: PLC0415 lazy: start-up
 
     for changes in watchfiles.watch(
-        directory,
+        *paths,
+        watch_filter=None if every_path else watchfiles.DefaultFilter(),
         stop_event=stop,
         recursive=recursive,
         debounce=DEBOUNCE_MS,
-        step=STEP_MS,
+        step=step_ms,
         raise_interrupt=False,
         rust_timeout=0,  # no timeout return: it clears the pending set after an unlocked look (module docstring)
         yield_on_timeout=False,
