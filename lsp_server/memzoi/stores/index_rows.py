@@ -30,6 +30,7 @@ from ..read.document import Document, frame
 from ..read.text import LineIndex
 from ..safety.redact import MARK, redact, secret_spans
 from ..safety.values import scalars
+from .index_schema import file_checksum
 from .verdictpayload import facts_text
 
 
@@ -226,7 +227,17 @@ def index_row(
         for key, value in row.items():
             if isinstance(value, str) and not value.isascii() and not encodable(value):  # ASCII: no call
                 row[key] = storable(value)
+    seal(out)
     return out
+
+
+def seal(row: dict[str, Any]) -> None:
+    """Set the checksum of one file's rows (``row["file"]["checksum"]``, :func:`memzoi.stores.index_schema.file_checksum`
+    of the values as they are now): taken where the rows are made, in the worker that analysed the file, so the
+    process that inserts them takes no checksum of its own (issue 29: cold server scan, the server process's CPU).
+    Whoever changes a value of ``row`` afterwards seals it again (:func:`keep_verified`); a checksum that does not
+    match the stored values makes the rows unsound, never served (:func:`memzoi.stores.index_schema.sound_sql`)."""
+    row["file"]["checksum"] = file_checksum(row["file"], row.get("record"), row.get("proposal"))
 
 
 def _secret_texts(doc: Document, secrets: list[tuple[int, int]]) -> set[str]:
@@ -253,6 +264,7 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
         if old is None or not old[0]:
             continue
         rec["attested_projection"] = old[0]
+        seal(row)  # a value changed: its checksum follows
         try:
             text = (root / rec["path"]).read_text(encoding="utf-8")
             known = json.loads(old[0])
@@ -265,3 +277,4 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
         findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
         findings.append(_finding(refined.findings[0], doc.lines))
         row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
+        seal(row)
