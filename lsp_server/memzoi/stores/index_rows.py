@@ -139,13 +139,16 @@ def index_row(
     facts: FileFacts | None = None,
     digest: bytes | None = None,
     checked_ns: int = 0,
+    facts_json: str | None = None,
 ) -> dict[str, Any]:
     """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
     (relative to the project root, redacted when it bears a secret), ``data`` and ``stamp`` its bytes and stat stamp
     on disk (:data:`memzoi.base.freshness.Stamp`: size, mtime, inode, ctime), ``verdict`` its verdict without ledger or cross-file findings (:func:`memzoi.project.verdict.judge`). A caller that has them passes the analysis's ``facts`` and the
     BLAKE3 ``digest`` of ``data`` (else they are computed here), and ``checked_ns``, the wall clock just before
     ``data`` was read (:func:`memzoi.base.freshness.read_stable`); without it (0) the row's stat is never trusted alone
-    and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`)."""
+    and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`). ``facts_json``:
+    :func:`memzoi.stores.verdictpayload.facts_text` of ``facts`` when the caller made it for the file's store entry
+    (the row keeps the same text: it is not encoded again)."""
     analysis = verdict.analysis
     facts = facts_from_analysis(analysis) if facts is None else facts
     kept = facts
@@ -169,7 +172,8 @@ def index_row(
             "admitted": int(verdict.admitted),
             "refusals": json.dumps(list(verdict.refusals)),
             "findings": _FINDINGS.encode(findings) if findings else "[]",
-            "facts": facts_text(kept),  # the one stored form of facts (memzoi.stores.verdictpayload)
+            # the one stored form of facts (memzoi.stores.verdictpayload), the entry's own text where it is the same
+            "facts": facts_json if facts_json is not None and kept is facts else facts_text(kept),
         }
     }
     doc = analysis.document
