@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
     from ..judge.analysis import Analysis
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: ``json.dumps(…, separators=(",", ":"))`` made once: ``json.dumps`` with any argument makes a new encoder at every
+#: call, and a payload is three encodings (:func:`make_payload`).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 _SEVERITY = {int(s): s for s in Severity}
 _SORT = lambda f: (f.start, f.end, f.code)  # noqa: E731 - the analysis's own finding order
 
@@ -72,8 +75,8 @@ def make_payload(
         stored_mark = [(mark.boundary - _EPOCH) // timedelta(microseconds=1), mark.reason, *mark.span]
     # The line starts as one string: most files have no finding, and their starts are then never parsed.
     lines = starts if isinstance(starts, str) else ",".join(map(str, starts))
-    head = json.dumps([first.role.value, *first.opening, first.attested, found], separators=(",", ":"))
-    tail = json.dumps([lines, len(analysis.text), stored_mark], separators=(",", ":"))
+    head = _COMPACT.encode([first.role.value, *first.opening, first.attested, found])
+    tail = _COMPACT.encode([lines, len(analysis.text), stored_mark])
     # json.dumps of the whole list, with the facts' text spliced in as it is (compact JSON joins items with ",")
     return f"{head[:-1]},{facts_json if facts_json is not None else facts_text(facts)},{tail[1:]}"
 
@@ -149,7 +152,7 @@ def facts_out(f: FileFacts) -> list[Any]:
 
 def facts_text(f: FileFacts) -> str:
     """:func:`facts_out` as compact JSON text."""
-    return json.dumps(facts_out(f), separators=(",", ":"))
+    return _COMPACT.encode(facts_out(f))
 
 
 def stored_facts(v: list[Any]) -> FileFacts:
