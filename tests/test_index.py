@@ -13,6 +13,7 @@ import pytest
 from memzoi.cli.main import main
 from memzoi.stores.index import Index
 from memzoi.stores.index_queries import excerpt, fts_query
+from memzoi.stores.index_schema import checksum_sql
 from memzoi.stores.store import store_path
 
 from .test_revision import attested
@@ -227,6 +228,9 @@ def test_stale_attested_record_is_refused_and_stores_projection(home, project):
         assert ix.record("rust-msrv-is-1-96-1")["attested_projection"] == row["attested_projection"]
         [stale] = [f for f in stored(ix, src, "findings") if f["code"] == "stale_attestation"]
         assert "changed since decision time: `body`" in stale["message"]
+        # keep_verified changed the rows the worker sealed: their checksum was taken again (else never served)
+        sound = f"files.checksum = {checksum_sql()}"
+        assert ix.db.execute(f"SELECT {sound} FROM files WHERE path = ?", (ix._rel(src),)).fetchone()[0] == 1
 
 
 def test_workspace_from_index_reports_and_resolves_dangling_targets(home, project):

@@ -155,3 +155,34 @@ def test_values_are_spelt_apart():
     assert row_checksum(1) == row_checksum(1.0) and row_checksum(0) == row_checksum(-0.0)
     assert row_checksum(math.nan) == row_checksum(None)  # SQLite stores a NaN as NULL
     assert row_checksum() is None
+
+
+def test_a_made_row_carries_its_checksum_and_is_inserted_with_it(tmp_path):
+    """The rows of a file carry their checksum from where they are made (`index_rows.seal`, in the worker that
+    analysed it): the process inserting them stores it as it is, taking none of its own (issue 29: the server's
+    scan), so it must be the checksum of the values."""
+    from memzoi.stores.fileentry import entry_chunk
+
+    md = tmp_path / ".memzoi" / "records"
+    md.mkdir(parents=True)
+    rec = md / "a-note.md"
+    rec.write_text(
+        "---\nid: a-note\ntype: fact\ntitle: A note\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nBody text.\n",
+        encoding="utf-8",
+    )
+    [made] = entry_chunk([(str(rec), "unknown")], now=None, root=str(tmp_path.resolve()))
+    assert made is not None and made.row is not None
+    row = made.row
+    assert row["file"]["checksum"] == file_checksum(row["file"], row.get("record"), row.get("proposal"))
+    db = _db()
+    with db:
+        insert_rows(db, [row])
+    assert _unsound(db) == []
+    # the carried checksum is what is stored: a row sealed wrongly is stored so, and then never served as sound
+    wrong = {
+        "file": {**row["file"], "path": "other", "checksum": "0" * 32},
+        "record": {**row["record"], "path": "other"},
+    }
+    with db:
+        insert_rows(db, [wrong])
+    assert _unsound(db) == ["other"]

@@ -566,6 +566,58 @@ def test_every_corpus_file_reads_back_as_it_was_judged(tmp_path):
     assert seen > 30
 
 
+def test_a_payload_made_from_joined_starts_and_encoded_facts_is_the_whole_lists_json(tmp_path):
+    """make_payload splices the facts' text the caller made (the index row keeps the same) into the payload: the
+    string is the compact JSON of the whole list, as it was when the list was encoded at once."""
+    from memzoi.judge.analysis import analyze_path
+    from memzoi.judge.retention import utc_now
+    from memzoi.project.filefacts import facts_from_analysis
+    from memzoi.project.verdict import ProjectContext, local
+    from memzoi.stores.verdictpayload import cache_payload, facts_out, facts_text, make_payload
+
+    ws = copy(corpus_or_skip(), tmp_path / "corpus")
+    now = utc_now()
+    seen = 0
+    for path in sorted(ws.rglob("*.md")):
+        analysis = analyze_path(path, now=now)
+        analysis, first = local(str(path), analysis, ProjectContext.of(analysis.placement.memzoi_dir, now=now))
+        facts = facts_from_analysis(analysis)
+        starts = analysis.document.lines.starts
+        payload = make_payload(analysis, first, facts, starts)
+        joined = ",".join(map(str, starts))
+        assert make_payload(analysis, first, facts, joined, facts_text(facts)) == payload, path
+        assert cache_payload(analysis, first, facts, joined, facts_text(facts)) == cache_payload(
+            analysis, first, facts, starts
+        )
+        if payload is None:
+            continue
+        seen += 1
+        whole = json.loads(payload)
+        assert whole[5] == json.loads(json.dumps(facts_out(facts)))
+        assert payload == json.dumps(whole, separators=(",", ":"), ensure_ascii=True), path
+    assert seen > 30
+
+
+def test_one_entry_encodes_its_facts_once(tmp_path, monkeypatch):
+    """A file's store entry and its index row keep the same text of its facts, encoded once."""
+    from memzoi.stores import verdictpayload
+    from memzoi.stores.fileentry import entry_chunk
+
+    rec = tmp_path / ".memzoi" / "records" / "a-note.md"
+    rec.parent.mkdir(parents=True)
+    rec.write_text(
+        "---\nid: a-note\ntype: fact\ntitle: A note\ntimestamp: 2026-01-01T00:00:00Z\n---\n\nBody text.\n",
+        encoding="utf-8",
+    )
+    calls = []
+    real = verdictpayload.facts_out
+    monkeypatch.setattr(verdictpayload, "facts_out", lambda f: calls.append(f) or real(f))
+    [made] = entry_chunk([(str(rec), "unknown")], now=None, root=str(tmp_path))
+    assert made is not None and made.entry is not None and made.entry[3] is not None and made.row is not None
+    assert len(calls) == 1
+    assert json.loads(made.entry[3])[5] == json.loads(made.row["file"]["facts"])
+
+
 def verdictcache_lines(starts: str, length: int) -> list[int]:
     from memzoi.read.text import LineIndex
     from memzoi.stores.verdictpayload import line_starts

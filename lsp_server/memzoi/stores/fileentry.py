@@ -31,7 +31,7 @@ from ..project.gitfacts import GitFacts
 from ..project.verdict import FileVerdict, ProjectContext, judge, local, verdict_of
 from . import firststage
 from .firststage import Entry, FirstStage, Stamp, failed_stage, lstat_mode, pending_boundary
-from .verdictpayload import cache_payload
+from .verdictpayload import cache_payload, facts_text
 
 #: The search rows of one file (:func:`memzoi.stores.index_rows.index_row`), as they cross the pipe from a worker: a
 #: plain dict pickled once (packing it again, pickled and compressed, cost 7 times the CPU: issue 29's rebuild bar).
@@ -121,22 +121,25 @@ def make_entry(
             analysis = firststage.analyze_path(path, now=ctx.now, config=ctx.config, placement=placement)
         refined, first = local(path, analysis, ctx, links, mode=mode)
         facts = facts_from_analysis(refined)
-        starts = refined.document.lines.starts
+        # The line starts joined once, and the facts encoded once, for the stage, the entry and the rows
+        starts = ",".join(map(str, refined.document.lines.starts))
+        facts_json = (
+            facts_text(facts) if (entry and data is not None) or (key is not None and read is not None) else None
+        )
         digest = b""
         if revision or entry or key is not None:
             digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
         made: Entry | None = None
         if entry and data is not None and stamp is not None:
-            made = (digest, stamp, checked, cache_payload(refined, first, facts, starts))
+            made = (digest, stamp, checked, cache_payload(refined, first, facts, starts, facts_json))
         mark = refined.retention
         md = project_dir(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         boundary = pending_boundary(first, mark.boundary if mark is not None else None)
-        stage = FirstStage(
-            path, md, first, facts, ",".join(map(str, starts)), len(refined.text), stamp, digest.hex()[:32], boundary
-        )
+        stage = FirstStage(path, md, first, facts, starts, len(refined.text), stamp, digest.hex()[:32], boundary)
         if key is None or read is None:
             return FileEntry(stage, made, None)
-        return FileEntry(stage, made, _row(key, read, verdict_of(path, refined, first, ctx), facts, digest))
+        verdict = verdict_of(path, refined, first, ctx)
+        return FileEntry(stage, made, _row(key, read, verdict, facts, digest, facts_json))
     except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
         stage, failed = failed_stage(err, path, placement)
         row = None
@@ -149,14 +152,19 @@ def make_entry(
 
 
 def _row(
-    key: str, read: tuple[bytes, Stamp, int], verdict: FileVerdict, facts: FileFacts | None, digest: bytes | None
+    key: str,
+    read: tuple[bytes, Stamp, int],
+    verdict: FileVerdict,
+    facts: FileFacts | None,
+    digest: bytes | None,
+    facts_json: str | None = None,
 ) -> Row:
     """The search rows of a file read as ``read`` and judged as ``verdict``
-    (:func:`memzoi.stores.index_rows.index_row`)."""
+    (:func:`memzoi.stores.index_rows.index_row`; ``facts_json``: the facts' text the entry keeps too)."""
     from .index_rows import index_row  # noqa: PLC0415 lazy: start-up - check, which makes no rows, loads none of it
 
     data, stamp, checked = read
-    return index_row(key, data, stamp, verdict, facts=facts, digest=digest, checked_ns=checked)
+    return index_row(key, data, stamp, verdict, facts=facts, digest=digest, checked_ns=checked, facts_json=facts_json)
 
 
 def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str) -> list[FileEntry | None]:

@@ -129,10 +129,15 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> RebuildResult:
 def _insert(db: sqlite3.Connection, batch: Sequence[Row], prefix: str, res: RebuildResult) -> None:
     """Insert one ``batch`` of rows into the tables ``prefix`` + name, each file with the checksum of its values
     (:func:`memzoi.stores.index_schema.file_checksum`: the values inserted are the values stored, so no second
-    pass over the stored rows takes it), and add them to ``res``."""
+    pass over the stored rows takes it), and add them to ``res``. The checksum is the one the rows carry
+    (:func:`memzoi.stores.index_rows.seal`, taken in the worker that made them), else taken here."""
     res.files += len(batch)
     files = [
-        (*map(r["file"].get, FILE_VALUES), file_checksum(r["file"], r.get("record"), r.get("proposal"))) for r in batch
+        (
+            *map(r["file"].get, FILE_VALUES),
+            r["file"].get("checksum") or file_checksum(r["file"], r.get("record"), r.get("proposal")),
+        )
+        for r in batch
     ]
     db.executemany(f"INSERT INTO {prefix}files VALUES ({', '.join('?' * len(COLUMNS['files']))})", files)
     for kind, table in (("record", "records"), ("proposal", "proposals")):

@@ -30,6 +30,7 @@ from ..read.document import Document, frame
 from ..read.text import LineIndex
 from ..safety.redact import MARK, redact, secret_spans
 from ..safety.values import scalars
+from .index_schema import file_checksum
 from .verdictpayload import facts_text
 
 
@@ -138,13 +139,16 @@ def index_row(
     facts: FileFacts | None = None,
     digest: bytes | None = None,
     checked_ns: int = 0,
+    facts_json: str | None = None,
 ) -> dict[str, Any]:
     """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
     (relative to the project root, redacted when it bears a secret), ``data`` and ``stamp`` its bytes and stat stamp
     on disk (:data:`memzoi.base.freshness.Stamp`: size, mtime, inode, ctime), ``verdict`` its verdict without ledger or cross-file findings (:func:`memzoi.project.verdict.judge`). A caller that has them passes the analysis's ``facts`` and the
     BLAKE3 ``digest`` of ``data`` (else they are computed here), and ``checked_ns``, the wall clock just before
     ``data`` was read (:func:`memzoi.base.freshness.read_stable`); without it (0) the row's stat is never trusted alone
-    and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`)."""
+    and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`). ``facts_json``:
+    :func:`memzoi.stores.verdictpayload.facts_text` of ``facts`` when the caller made it for the file's store entry
+    (the row keeps the same text: it is not encoded again)."""
     analysis = verdict.analysis
     facts = facts_from_analysis(analysis) if facts is None else facts
     kept = facts
@@ -168,7 +172,8 @@ def index_row(
             "admitted": int(verdict.admitted),
             "refusals": json.dumps(list(verdict.refusals)),
             "findings": _FINDINGS.encode(findings) if findings else "[]",
-            "facts": facts_text(kept),  # the one stored form of facts (memzoi.stores.verdictpayload)
+            # the one stored form of facts (memzoi.stores.verdictpayload), the entry's own text where it is the same
+            "facts": facts_json if facts_json is not None and kept is facts else facts_text(kept),
         }
     }
     doc = analysis.document
@@ -226,7 +231,17 @@ def index_row(
         for key, value in row.items():
             if isinstance(value, str) and not value.isascii() and not encodable(value):  # ASCII: no call
                 row[key] = storable(value)
+    seal(out)
     return out
+
+
+def seal(row: dict[str, Any]) -> None:
+    """Set the checksum of one file's rows (``row["file"]["checksum"]``, :func:`memzoi.stores.index_schema.file_checksum`
+    of the values as they are now): taken where the rows are made, in the worker that analysed the file, so the
+    process that inserts them takes no checksum of its own (issue 29: cold server scan, the server process's CPU).
+    Whoever changes a value of ``row`` afterwards seals it again (:func:`keep_verified`); a checksum that does not
+    match the stored values makes the rows unsound, never served (:func:`memzoi.stores.index_schema.sound_sql`)."""
+    row["file"]["checksum"] = file_checksum(row["file"], row.get("record"), row.get("proposal"))
 
 
 def _secret_texts(doc: Document, secrets: list[tuple[int, int]]) -> set[str]:
@@ -253,6 +268,7 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
         if old is None or not old[0]:
             continue
         rec["attested_projection"] = old[0]
+        seal(row)  # a value changed: its checksum follows
         try:
             text = (root / rec["path"]).read_text(encoding="utf-8")
             known = json.loads(old[0])
@@ -265,3 +281,4 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
         findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
         findings.append(_finding(refined.findings[0], doc.lines))
         row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
+        seal(row)

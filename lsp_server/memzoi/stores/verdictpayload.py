@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
     from ..judge.analysis import Analysis
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: ``json.dumps(…, separators=(",", ":"))`` made once: ``json.dumps`` with any argument makes a new encoder at every
+#: call, and a payload is three encodings (:func:`make_payload`).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 _SEVERITY = {int(s): s for s in Severity}
 _SORT = lambda f: (f.start, f.end, f.code)  # noqa: E731 - the analysis's own finding order
 
@@ -43,10 +46,15 @@ def _plain(value: object) -> bool:
     return False
 
 
-def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> str | None:
+def make_payload(
+    analysis: Analysis, first: Local, facts: FileFacts, starts: str | list[int], facts_json: str | None = None
+) -> str | None:
     """The JSON payload of one file's entry (see the module docstring), or ``None`` when the file must not be
     cached: a secret finding, a stale attestation, a ``canonical_path`` finding, a finding whose data does not
-    survive JSON, a file outside any project. ``first`` is :func:`memzoi.project.verdict.local`'s result for ``analysis``."""
+    survive JSON, a file outside any project. ``first`` is :func:`memzoi.project.verdict.local`'s result for ``analysis``;
+    ``starts`` the line starts, or their text as :func:`line_starts` reads it (the first stage's, joined once);
+    ``facts_json`` :func:`facts_text` of ``facts`` when the caller made it already (the index row keeps the same
+    text): the facts are then not encoded a second time. The payload is the same string either way."""
     from ..judge.attestation import AttestationState  # noqa: PLC0415 lazy: start-up
     from ..safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
 
@@ -66,33 +74,28 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
     if mark is not None:
         stored_mark = [(mark.boundary - _EPOCH) // timedelta(microseconds=1), mark.reason, *mark.span]
     # The line starts as one string: most files have no finding, and their starts are then never parsed.
-    return json.dumps(
-        [
-            first.role.value,
-            *first.opening,
-            first.attested,
-            found,
-            facts_out(facts),
-            ",".join(map(str, starts)),
-            len(analysis.text),
-            stored_mark,
-        ],
-        separators=(",", ":"),
-    )
+    lines = starts if isinstance(starts, str) else ",".join(map(str, starts))
+    head = _COMPACT.encode([first.role.value, *first.opening, first.attested, found])
+    tail = _COMPACT.encode([lines, len(analysis.text), stored_mark])
+    # json.dumps of the whole list, with the facts' text spliced in as it is (compact JSON joins items with ",")
+    return f"{head[:-1]},{facts_json if facts_json is not None else facts_text(facts)},{tail[1:]}"
 
 
-def cache_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> str | None:
+def cache_payload(
+    analysis: Analysis, first: Local, facts: FileFacts, starts: str | list[int], facts_json: str | None = None
+) -> str | None:
     """What :meth:`memzoi.stores.verdictcache.ProjectCache.store` keeps of a file: its entry's payload
-    (:func:`make_payload`), else the payload of its facts alone when they may be kept (:func:`facts_only`), else
-    ``None``. Never raises: the cache never changes a report, a file it cannot take is only not cached."""
+    (:func:`make_payload`; ``starts`` and ``facts_json`` as there), else the payload of its facts alone when they
+    may be kept (:func:`facts_only`), else ``None``. Never raises: the cache never changes a report, a file it
+    cannot take is only not cached."""
     try:
-        payload = make_payload(analysis, first, facts, starts)
-        return payload if payload is not None else facts_only(analysis, first, facts)
+        payload = make_payload(analysis, first, facts, starts, facts_json)
+        return payload if payload is not None else facts_only(analysis, first, facts, facts_json)
     except Exception:  # noqa: BLE001
         return None
 
 
-def facts_only(analysis: Analysis, first: Local, facts: FileFacts) -> str | None:
+def facts_only(analysis: Analysis, first: Local, facts: FileFacts, facts_json: str | None = None) -> str | None:
     """The payload of a file that gets no verdict entry but whose facts may still be kept, so that a check of other
     files need not analyse it again for its cross-file facts: the one-item JSON list of its facts
     (:func:`facts_out`; :func:`is_facts_only` tells it from a verdict's payload); ``None`` when they may not.
@@ -100,14 +103,14 @@ def facts_only(analysis: Analysis, first: Local, facts: FileFacts) -> str | None
     Kept only for a file of a project, not read through a symlink, with no secret finding at all (a stale
     attestation, a finding whose data is not plain JSON). A file with a secret keeps nothing: a detector's span may
     hold context around the secret, so no test on the fact values could promise that none of them holds a piece of
-    it, and no byte of a secret is ever stored."""
+    it, and no byte of a secret is ever stored. ``facts_json``: :func:`facts_text` of ``facts`` when made already."""
     from ..safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
 
     if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:
         return None
     if any(f.code in SECRET_CODES for f in first.own):  # the analysis's findings and what admission added
         return None
-    return "[" + facts_text(facts) + "]"
+    return "[" + (facts_json if facts_json is not None else facts_text(facts)) + "]"
 
 
 def is_facts_only(payload: str) -> bool:
@@ -149,7 +152,7 @@ def facts_out(f: FileFacts) -> list[Any]:
 
 def facts_text(f: FileFacts) -> str:
     """:func:`facts_out` as compact JSON text."""
-    return json.dumps(facts_out(f), separators=(",", ":"))
+    return _COMPACT.encode(facts_out(f))
 
 
 def stored_facts(v: list[Any]) -> FileFacts:
