@@ -194,3 +194,50 @@ def test_a_rounded_time_falls_back_to_the_walk(tmp_path, monkeypatch):
     assert isinstance(got, Found)
     _same(got.listing(), walk(root))
     assert not got.valid  # and so never marked current (memzoi.stores.currentlisting)
+
+
+def _many_records(root: Path, count: int) -> None:
+    records = root / ".memzoi" / "records"
+    for i in range(count):
+        (records / f"a-record-with-a-long-name-to-fill-the-output-{i:05d}.md").write_text("x")
+
+
+@needs_gnu_find
+def test_find_runs_to_its_end_while_the_caller_is_busy(tmp_path):
+    # More output than a pipe holds (64 KB): written to an anonymous file, find exits without anyone reading, so
+    # it lists the files beside the caller's imports, not after them.
+    root = _plane(tmp_path / "proj")
+    _many_records(root, 1500)
+    finding = findlisting.start(root)
+    assert finding is not None
+    assert finding.proc.wait(timeout=60) == 0  # no read of its output first
+    found = finding.wait()
+    assert found is not None and len(found.out) > 65536
+    _same(found.listing(), walk(root))
+
+
+@needs_gnu_find
+def test_without_memfd_find_writes_to_a_temporary_file(tmp_path, monkeypatch):
+    root = _plane(tmp_path / "proj")
+    _many_records(root, 1500)
+
+    def refuse(*args: object) -> int:
+        raise OSError("memfd_create: function not implemented")
+
+    monkeypatch.setattr(findlisting.os, "memfd_create", refuse, raising=False)
+    found = _found(root)
+    _same(found.listing(), walk(root))
+
+
+@needs_gnu_find
+def test_find_writing_errors_falls_back_to_the_walk(tmp_path, monkeypatch):
+    # stderr goes to an anonymous file too: any byte there means find met a problem (the walk then lists)
+    root = _plane(tmp_path / "proj")
+    (root / ".memzoi/records/a.md").write_text("x")
+    script = "import sys; sys.stdout.write('1 2 3 4.0000000000 4.0000000000 .memzoi/records/a.md\\0'); " + (
+        "sys.stderr.write('find: warning\\n' * 20000)"  # more than a pipe holds: no dead lock either
+    )
+    monkeypatch.setattr(findlisting.shutil, "which", lambda name: _fake_find(tmp_path, script))
+    got = Ahead(root)()
+    assert isinstance(got, Listing)
+    _same(got, walk(root))

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..base.freshness import Stat
 from ..judge.workspace import MEMZOI_DIR, plane_file_name, utf8_name
@@ -136,18 +136,42 @@ def format_item(key: str, st: Stat) -> bytes:
     return f"{st.dev} {ino} {size} {t(mtime)} {t(ctime)} ".encode() + os.fsencode(key) + b"\0"
 
 
-class Finding:
-    """A find started by :func:`start`; :meth:`wait` gives its :class:`Found`, or ``None`` where it failed."""
+def _scratch() -> BinaryIO:
+    """An anonymous file for find to write to: ``os.memfd_create`` (Linux), else ``tempfile.TemporaryFile``; both
+    are gone once closed. Raises ``OSError``."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return open(os.memfd_create("memzoi-find", os.MFD_CLOEXEC), "w+b")  # noqa: SIM115 closed by Finding
+        except OSError:
+            pass  # a kernel or seccomp profile without memfd
+    import tempfile  # noqa: PLC0415 lazy: start-up (find is started first)
 
-    def __init__(self, root: str, dev: int, proc: subprocess.Popen[bytes]) -> None:
-        self.root, self.dev, self.proc = root, dev, proc
+    return tempfile.TemporaryFile()  # noqa: SIM115 closed by Finding
+
+
+class Finding:
+    """A find started by :func:`start`, writing its output ``out`` and errors ``err`` to anonymous files (not
+    pipes: 4 MB at 50,000 records would block find on a 64 KB pipe until :meth:`wait` reads it, after the caller's
+    imports, where find is meant to run beside them); :meth:`wait` gives its :class:`Found`, or ``None`` where it
+    failed."""
+
+    def __init__(self, root: str, dev: int, proc: subprocess.Popen[bytes], out: BinaryIO, err: BinaryIO) -> None:
+        self.root, self.dev, self.proc, self.out, self.err = root, dev, proc, out, err
 
     def wait(self) -> Found | None:
-        """find's output once it has exited; ``None`` when it exited other than 0 or wrote to stderr (the caller
-        then walks in Python)."""
-        out, err = self.proc.communicate()
-        if self.proc.returncode != 0 or err:
-            return None
+        """find's output once it has exited; ``None`` when it exited other than 0, wrote to stderr or its output
+        cannot be read back (the caller then walks in Python). Closes the anonymous files."""
+        with self.out, self.err:
+            if self.proc.wait() != 0:
+                return None
+            try:
+                self.err.seek(0)
+                if self.err.read(1):
+                    return None
+                self.out.seek(0)
+                out = self.out.read()
+            except OSError:
+                return None
         return Found(self.root, self.dev, out)
 
 
@@ -170,12 +194,20 @@ def start(project_root: str | os.PathLike[str]) -> Finding | None:
         if argv is None:
             return None
         env = {**os.environ, "LC_ALL": "C"}  # names as bytes, whatever the user's locale
-        proc = subprocess.Popen(
-            argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
+        out = _scratch()
     except (OSError, ValueError):
         return None
-    return Finding(root, dev, proc)
+    try:
+        err = _scratch()
+        try:
+            proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        except BaseException:
+            err.close()
+            raise
+    except (OSError, ValueError):
+        out.close()
+        return None
+    return Finding(root, dev, proc, out, err)
 
 
 class Ahead:

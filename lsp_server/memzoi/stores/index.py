@@ -101,6 +101,7 @@ class Index(IndexQueries):
         self.helper = helper
         self.path = Path(path) if path is not None else store_path(self.root)
         self._judged: tuple[str | None, bool] | None = None  # the last refresh's (Plan.gen, re-indexed any)
+        self._wrote: tuple[str | None, str | None] | None = None  # files generation around the last update_paths
         try:
             private_dir(self.path.parent)
             private_file(self.path)
@@ -256,9 +257,11 @@ class Index(IndexQueries):
         rows, made = analyse_rows(self.root, present, progress, **self._supply())
         keep_verified(self.db, self.root, rows)
         with _Tx(self.db):
+            before = generation(self.db)
             self._delete([self._rel(q) for q in present + gone])
             self._write_entries(made + [(str(q), None) for q in gone])
             result = insert_rows(self.db, rows)
+            self._wrote = (before, generation(self.db))  # the rows' generation around this write, for a mark
         result.seconds = time.perf_counter() - started
         return result
 
@@ -292,12 +295,12 @@ class Index(IndexQueries):
                     self._index_text()
         plan = stale(self.db, self.root, walked or plane_of(self.root, listed, stat_of))
         self._judged = (plan.gen, bool(plan.changed or plan.gone))
-        result = RebuildResult()
+        result, self._wrote = RebuildResult(), None
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
         if plan.restamp or plan.git_changed or plan.mark:  # after the re-judged rows are in
             with _Tx(self.db):
-                write_stamps(self.db, plan)
+                write_stamps(self.db, plan, self._wrote)
         return result
 
     def rows_generation(self) -> str | None:

@@ -167,7 +167,7 @@ def stale(
         again = {str(p) for p in plan.changed}
         plan.changed += [Path(p) for p in readmitted(db, root, present) if p not in again]
     if found is not None and gen is not None:
-        plan.mark = currentlisting.mark_of(plan, found, listing, judge.exact, gen, under)
+        plan.mark = currentlisting.mark_of(plan, found, listing, judge, gen, under)
     return _read_at(db, plan, gen)
 
 

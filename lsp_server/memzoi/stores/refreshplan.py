@@ -20,14 +20,17 @@ Restamp = tuple[int, int, int, int, int, str]
 class Mark:
     """What a refresh found current (:mod:`memzoi.stores.currentlisting`): find's output's ``digest`` (hex BLAKE3),
     the ``devices`` of its files, the ``folders`` holding them (absolute), the ``files`` generation ``gen`` its
-    rows were read at, and ``redacted``: each row under a redacted key with the byte offset of its file's item in
-    the output (an offset, never the path, which bears a secret)."""
+    rows were read at, ``redacted``: each row under a redacted key with the byte offset of its file's item in
+    the output (an offset, never the path, which bears a secret), and ``racy``: the (plain) keys of the rows whose
+    stamp is racy (:func:`memzoi.base.freshness.not_racy`), which every search taking the mark reads and compares
+    by content (git's racy-entry rule)."""
 
     digest: str
     devices: tuple[int, ...]
     folders: tuple[str, ...]
     gen: str
     redacted: tuple[tuple[str, int], ...] = ()
+    racy: tuple[str, ...] = ()
 
 
 @dataclass
@@ -35,7 +38,8 @@ class Plan:
     """What a refresh must do: re-index ``changed`` (absolute paths), drop the rows ``gone`` (keys), keep the
     rows of ``restamp`` under their new stat, and record ``git`` (:func:`memzoi.stores.index_fresh.git_state`) once
     done; ``mark``: what to leave as found current, with the restamps (:func:`memzoi.stores.currentlisting.write_stamps`);
-    ``gen``: the generation of ``files`` the decision read the rows at (``meta`` ``files_gen``)."""
+    ``gen``: the generation of ``files`` the decision read the rows at (``meta`` ``files_gen``); ``expect``: the
+    key and listed stamp of each file to re-index, which its new row must carry for ``mark`` to be left."""
 
     changed: list[Path] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
@@ -44,6 +48,7 @@ class Plan:
     git_changed: bool = False
     mark: Mark | None = None
     gen: str | None = None
+    expect: list[tuple[str, tuple[int, int, int, int]]] = field(default_factory=list)
 
 
 class Judge:
@@ -52,13 +57,15 @@ class Judge:
     equal bytes keep the row, restamped where the new stamp lets the stat vouch more
     (:func:`memzoi.base.freshness.restamp_gains`: a file the sample drew, or one on a file system whose stamps never
     vouch, is read again each time anyway, and writing its same stamp again would make every search write).
-    ``exact`` stays true while every file judged is left with a row whose stamp vouches and is the file's listed
-    stamp (what a mark of :mod:`memzoi.stores.currentlisting` claims). ``present`` (key → path) collects the files
+    ``exact`` stays true while every file judged is left with a row whose stamp is the file's listed stamp and
+    vouches or is racy (``racy``: those keys; a mark of :mod:`memzoi.stores.currentlisting` lists them, to be
+    read again by every search that takes it). ``present`` (key → path) collects the files
     judged, for :func:`memzoi.stores.index_fresh.readmitted`."""
 
     def __init__(self, plan: Plan, now: int, present: dict[str, str] | None) -> None:
         self.plan, self.now, self.present = plan, now, present
         self.exact = True
+        self.racy: list[str] = []
 
     def __call__(self, path: str, key: str, row: Any, st: Stat | None, *, due: bool = False) -> None:
         if self.present is not None:
@@ -74,9 +81,12 @@ class Judge:
             self.plan.changed.append(Path(path))
         elif freshness.restamp_gains(row[:4], row[4], read[1], read[2]):  # else the row's stamp says as much
             self.plan.restamp.append((*read[1], read[2], key))
-            self.exact = self.exact and read[1] == st.stamp and freshness.not_racy(read[1], read[2])
-        elif not due:  # the row's stamp, neither the listed one nor vouching (a file system without a kept ctime)
-            self.exact = False
+            self.exact = self.exact and read[1] == st.stamp
+            if not freshness.not_racy(read[1], read[2]):
+                self.racy.append(key)
+        elif not due:  # the stored stamp is the read's, not racy: exact where it is the listed one (the sample
+            # drew a file judged one by one, as one under a redacted key is) and not where the stamp changed
+            self.exact = self.exact and read[1] == st.stamp
 
 
 __all__ = ["Judge", "Mark", "Plan", "Restamp"]
