@@ -104,7 +104,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="analyse every file again instead of reusing the verdicts of unchanged files kept in the "
         "project's runtime directory (the output is the same; use it to rule the cache out)",
     )
-    p.set_defaults(func=run)
+    # the report is the last thing a check does: its process need not free what it held (main.end_at_once)
+    p.set_defaults(func=run, end_at_once=True)
 
 
 def use_color(choice: str, stream: TextIO) -> bool:
