@@ -4,6 +4,7 @@ whole report written, its exit code kept and the exit handlers run; the other co
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -12,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.cli.main import main
+
 from . import builders
 
 #: A process that runs the command line's entry with an object whose finalizer prints when the interpreter frees it,
 #: and an exit handler that prints too.
 _PROBE = """
-import atexit, sys
+import atexit, gc, sys
 from memzoi.cli.main import entry
 
 class Freed:
@@ -26,7 +29,7 @@ class Freed:
         sys.stdout.flush()
 
 kept = Freed()
-atexit.register(lambda: sys.stdout.write("exit handler ran\\n"))
+atexit.register(lambda: sys.stdout.write(f"exit handler ran, collector {'on' if gc.isenabled() else 'off'}\\n"))
 sys.argv = ["memzoi", *sys.argv[1:]]
 entry()
 """
@@ -57,8 +60,9 @@ def test_check_ends_at_once_with_its_whole_report_and_exit_code(tmp_path):
     assert done.returncode == 1, done.stderr
     parsed = json.loads(report + "}")
     assert parsed["files_checked"] == 41 and parsed["findings"]
-    # the exit handler ran after the report; the interpreter did not free the process's objects
-    assert rest == "exit handler ran\n"
+    # the exit handler ran after the report, the collector stayed off (nothing is freed); the interpreter did not
+    # free the process's objects
+    assert rest == "exit handler ran, collector off\n"
     assert "finalized" not in done.stdout
 
 
@@ -66,7 +70,7 @@ def test_a_large_report_into_a_pipe_is_whole(tmp_path):
     # more than a pipe buffer (64 KiB) of report, read by the parent while the child writes: nothing is cut off
     _workspace(tmp_path, 0, leaky=400)
     done = _run(tmp_path, "check", ".memzoi", "--format", "json", "--no-cache")
-    report = done.stdout.removesuffix("exit handler ran\n")
+    report = done.stdout.removesuffix("exit handler ran, collector off\n")
     assert len(report) > 64 * 1024 and done.returncode == 1
     assert json.loads(report)["files_checked"] == 400
 
@@ -75,4 +79,13 @@ def test_a_large_report_into_a_pipe_is_whole(tmp_path):
 def test_other_commands_end_as_usual(tmp_path, args):
     _workspace(tmp_path, 1)
     done = _run(tmp_path, *args)
-    assert done.stdout.endswith("finalized\n"), done.stderr
+    assert done.stdout.endswith("collector on\nfinalized\n"), done.stderr
+
+
+def test_a_check_run_in_process_leaves_the_collector_on(tmp_path, monkeypatch, capsys):
+    # main() without entry(): the caller's process goes on (a test, an embedding tool), so its collector is its own
+    monkeypatch.chdir(tmp_path)
+    _workspace(tmp_path, 2)
+    assert gc.isenabled()
+    assert main(["check", ".memzoi", "--format", "json", "--no-cache"]) == 1
+    assert gc.isenabled()

@@ -59,9 +59,9 @@ COMMANDS = [
 
 #: Commands whose module name differs from the command's (``import`` is a Python keyword).
 _MODULES = {"import": "import_plan"}
-#: Whether the command :func:`main` ran last may end its process at once (:func:`entry`): a command opts in with
-#: ``end_at_once=True`` in its parser's defaults.
-_ENDING = {"at_once": False}
+#: ``entry``: the process runs :func:`entry`, and ends when :func:`main` returns; ``at_once``: the command
+#: :func:`main` ran last may end it at once (a command opts in with ``end_at_once=True`` in its parser's defaults).
+_ENDING = {"entry": False, "at_once": False}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(only)
     args = parser.parse_args(argv)
     _ENDING["at_once"] = bool(getattr(args, "end_at_once", False))
+    # what the command may rely on: its process ends at once when it returns (it need not free what it made)
+    args.ending = _ENDING["at_once"] and _ENDING["entry"]
     _total_output()
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
@@ -145,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> NoReturn:
     """The ``memzoi`` console script and ``python -m memzoi``: :func:`main`, then the process ends with its exit
-    code; a command that opts in (``end_at_once``: ``check``) ends at once (:func:`end_at_once`)."""
+    code; a command that opts in (``end_at_once``: ``check``) ends at once (:func:`end_at_once`), and is told so
+    (``args.ending``)."""
+    _ENDING["entry"] = True
     code = main()
     if _ENDING["at_once"]:
         end_at_once(code)
