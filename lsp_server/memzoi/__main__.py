@@ -1,7 +1,5 @@
 """``python -m memzoi`` runs the command line."""
 
-import sys
+from .cli.main import entry
 
-from .cli.main import main
-
-sys.exit(main())
+entry()

@@ -125,6 +125,9 @@ class ChunkPool(Generic[J, R]):
     ``ahead``: at most this many chunks are handed to the workers beyond the one the caller is reading
     (:meth:`iter_results`), so a caller that takes results slower than the workers make them does not hold every
     result at once (the language server's scan: issue 29, lean memory); ``None``: every chunk at once.
+    ``join``: False: once every result has been read, the workers are told to stop and left to exit while the
+    caller goes on (``memzoi check`` settles its report meanwhile: waiting for the forked workers to exit took
+    15–35 ms at 11,000 files, after the last result); a pool closed before then still waits for them.
     """
 
     def __init__(
@@ -136,9 +139,11 @@ class ChunkPool(Generic[J, R]):
         start_at: int,
         helper: bool = False,
         ahead: int | None = None,
+        join: bool = True,
     ) -> None:
         self.fn = fn
         self.ahead = ahead
+        self.join = join
         self.helper = helper
         self.workers = workers
         self.chunksize = max(1, chunksize)
@@ -238,14 +243,20 @@ class ChunkPool(Generic[J, R]):
                         done = None  # the worker died (killed, out of memory)
                     except Exception:  # noqa: BLE001 - e.g. a result that cannot be sent back: redo it here,
                         done = None  # where ``fn``'s own per-job barrier applies
+                if i == len(self._chunks) - 1:
+                    # the last chunk is back: the workers have nothing left, and may exit while the caller goes on
+                    self.close(wait=self.join)
                 yield from (done if done is not None else self.fn(chunk))
         finally:
             self.close()
 
-    def close(self) -> None:
-        """Stop the workers: chunks not yet started are dropped (use it when the caller gives up early)."""
+    def close(self, wait: bool = True) -> None:
+        """Stop the workers: chunks not yet started are dropped (use it when the caller gives up early).
+        ``wait``: until they have exited (False: they exit on their own; a later call does not wait either)."""
         if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor.shutdown(wait=wait, cancel_futures=True)
+            if not wait:
+                self._executor = None
 
 
 #: The future of a chunk not handed to the workers yet (``ChunkPool(ahead=...)``).

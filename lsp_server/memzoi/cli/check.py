@@ -8,6 +8,7 @@ is at least as severe as ``--fail-on`` (default: error), 0 otherwise, 2 on usage
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -104,7 +105,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="analyse every file again instead of reusing the verdicts of unchanged files kept in the "
         "project's runtime directory (the output is the same; use it to rule the cache out)",
     )
-    p.set_defaults(func=run)
+    # the report is the last thing a check does: its process need not free what it held (main.end_at_once)
+    p.set_defaults(func=run, end_at_once=True)
 
 
 def use_color(choice: str, stream: TextIO) -> bool:
@@ -132,6 +134,12 @@ def _inside_memory(path: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
     from ..runs.check import UsageError, check_text  # noqa: PLC0415 lazy: start-up
+
+    if getattr(args, "ending", False):
+        # The process ends once the report is out (main.end_at_once), so nothing the run made is ever freed: the
+        # collector stays off to the end (check_paths holds it off during the run; its first collections after
+        # the run walked every object the run had made: 29-58 ms of the report's tail at 11,000 files).
+        gc.disable()
 
     fmt = "json" if args.json else args.format
     problem = _option_problem(args, fmt)

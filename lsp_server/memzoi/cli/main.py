@@ -11,10 +11,12 @@ value). The conventions every command follows are in :mod:`memzoi.cli._common`.
 from __future__ import annotations
 
 import argparse
+import atexit
 import errno
 import os
 import sys
 from importlib import import_module
+from typing import NoReturn
 
 from .. import __version__
 
@@ -57,6 +59,9 @@ COMMANDS = [
 
 #: Commands whose module name differs from the command's (``import`` is a Python keyword).
 _MODULES = {"import": "import_plan"}
+#: ``entry``: the process runs :func:`entry`, and ends when :func:`main` returns; ``at_once``: the command
+#: :func:`main` ran last may end it at once (a command opts in with ``end_at_once=True`` in its parser's defaults).
+_ENDING = {"entry": False, "at_once": False}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -95,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
         only = first if first in COMMANDS else None
     parser = build_parser(only)
     args = parser.parse_args(argv)
+    _ENDING["at_once"] = bool(getattr(args, "end_at_once", False))
+    # what the command may rely on: its process ends at once when it returns (it need not free what it made)
+    args.ending = _ENDING["at_once"] and _ENDING["entry"]
     _total_output()
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
@@ -135,6 +143,40 @@ def main(argv: list[str] | None = None) -> int:
             f"internal error ({type(err).__name__}); this is a bug in memzoi-lsp: "
             "please report it with the output of the same command run with `memzoi --debug`",
         )
+
+
+def entry() -> NoReturn:
+    """The ``memzoi`` console script and ``python -m memzoi``: :func:`main`, then the process ends with its exit
+    code; a command that opts in (``end_at_once``: ``check``) ends at once (:func:`end_at_once`), and is told so
+    (``args.ending``)."""
+    _ENDING["entry"] = True
+    code = main()
+    if _ENDING["at_once"]:
+        end_at_once(code)
+    sys.exit(code)
+
+
+def end_at_once(code: int) -> None:
+    """End the process with ``code`` without the interpreter's finalization, which frees every object and module one
+    by one after the command is done (some 40 ms of wall and CPU after a check of 11,000 files, all of it after the
+    report is out). Nothing is lost by it: the output streams are flushed and the exit handlers
+    (:mod:`atexit`) run first, and it is only done where no other thread runs and stdout flushes. Otherwise it
+    returns, and the caller exits as usual (a broken pipe then ends as it did before). Commands that keep
+    databases open or leave threads behind do not opt in."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() != 1:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):  # a closed or broken stdout: the interpreter's own exit reports it as before
+        return
+    atexit._run_exitfuncs()  # runs each handler once and clears them (logging's flush among them)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # what an exit handler wrote and cannot be written is lost either way
+    os._exit(code)
 
 
 def _total_output() -> None:

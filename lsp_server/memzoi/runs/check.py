@@ -171,7 +171,11 @@ def plan_check(
         now,
         n,
         ChunkPool(
-            functools.partial(check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD
+            functools.partial(check_chunk, now, cache=cache),
+            workers=n,
+            chunksize=CHUNK,
+            start_at=PARALLEL_THRESHOLD,
+            join=False,
         ),
     )
     # A check of a few files (an editor's save hook, pre-commit) reads only their entries; the facts of the
