@@ -42,6 +42,10 @@ def write_plan(root: Path, plan: dict[str, Any], output: str | os.PathLike[str])
                 "written only outside the git worktree and the memzoi runtime home",
             )
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
+    try:
+        tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, target)
+    except BaseException:  # a full disk, a folder in the way: no half-written temporary file is left beside it
+        tmp.unlink(missing_ok=True)
+        raise
     return target

@@ -115,3 +115,22 @@ def path_lock(lock_path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[
             _unlock(fd)
     finally:
         os.close(fd)
+
+
+def hold(lock_path: Path, *, create: bool = True) -> int | None:
+    """Take the OS lock of the private lock file ``lock_path`` without waiting, for as long as the caller keeps the
+    returned descriptor open: the lock ends when it is closed or its process ends, however it ends (a SIGKILL
+    included), so another process can tell a live owner from a gone one. ``create`` makes the file (mode 0600,
+    :func:`~memzoi.base.runtime.private_file`) when it is missing. ``None`` when another open file holds the lock;
+    raises ``OSError`` when the file cannot be opened (``FileNotFoundError`` when missing and not ``create``)."""
+    if create:
+        private_file(lock_path)
+    fd = os.open(lock_path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        if _try_lock(fd):
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None

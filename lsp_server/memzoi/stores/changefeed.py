@@ -17,29 +17,28 @@ hashed as before), a change of the mount table, or a walk older than :data:`MAX_
 by :func:`memzoi.stores.index_fresh.stale`'s one freshness rule (racy stamps, file systems without a kept ctime,
 the sampled re-hash).
 
-**Events in flight** are drained before a refresh by a write barrier (:meth:`ChangeFeed.barrier`): a file is
-created in a private folder (never in the repository) that the same watcher watches, and the refresh waits until its
-event arrives. inotify queues the events of one instance in the order they happen, and the watcher hands them over
-in that order, so every change completed before the barrier's file was created has been handed over by then.
-Where that does not hold: writes through a memory map (no event), a file linked from outside ``.memzoi`` after the
-walk and written through that link (no event; the sampled re-hash and the walk every :data:`MAX_AGE_NS` catch it),
-changes below a mount point inside ``.memzoi`` (a full walk every time), and a kernel queue overflow smaller than
-:data:`DIRTY_LIMIT` distinct paths (watchfiles does not pass the overflow notice on; bounded by the walk every
-:data:`MAX_AGE_NS`).
+**Events in flight** are drained before a refresh by a write barrier (:meth:`ChangeFeed.barrier`): a file is created in
+a private folder (an :class:`~memzoi.base.ownedfolder.OwnedFolder` in the memzoi home, never in the repository) that the
+same watcher watches, and the refresh waits until its event arrives. inotify queues the events of one instance in the
+order they happen, and the watcher hands them over in that order, so every change completed before the barrier's file
+was created has been handed over by then. Where that does not hold: writes through a memory map (no event), a file
+linked from outside ``.memzoi`` after the walk and written through that link (no event; the sampled re-hash and the walk
+every :data:`MAX_AGE_NS` catch it), changes below a mount point inside ``.memzoi`` (a full walk every time), and a
+kernel queue overflow smaller than :data:`DIRTY_LIMIT` distinct paths (watchfiles does not pass the overflow notice on;
+bounded by the walk every :data:`MAX_AGE_NS`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat as statmod
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 
 from ..base import freshness
+from ..base.ownedfolder import OwnedFolder
 from ..judge.workspace import MEMZOI_DIR, plane_file_name, utf8_name
 from .planelisting import Listing, walk
 
@@ -63,7 +62,8 @@ class ChangeFeed:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = os.path.realpath(root)  # as the index resolves its root
         self.memzoi = os.path.join(self.root, MEMZOI_DIR)
-        self.sentinels = tempfile.mkdtemp(prefix="memzoi-changefeed-")
+        self._owned = OwnedFolder("changefeed-")  # in the memzoi home; OSError when it cannot be made
+        self.sentinels = self._owned.path
         self.refreshing = threading.Lock()  # one refresh at a time: it alone changes the kept listing
         self._cond = threading.Condition()
         self._dirty: set[str] = set()
@@ -319,7 +319,7 @@ class ChangeFeed:
         with self._cond:
             self._state = "closed"
             self._cond.notify_all()
-        shutil.rmtree(self.sentinels, ignore_errors=True)
+        self._owned.close()
 
 
 def _folder_id(path: str) -> tuple[int, int] | None:

@@ -13,6 +13,7 @@ hashed anyway). A missing, damaged or unwritable digest file only costs the hash
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -87,15 +88,16 @@ def _load(store: Path | None) -> dict[str, object]:
 def _save(store: Path, items: dict[str, _Item]) -> None:
     from ..base.runtime import private_dir  # noqa: PLC0415 lazy: start-up
 
+    tmp = store.with_name(f"{store.name}.{os.getpid()}.tmp")
     try:
         private_dir(store.parent)
-        tmp = store.with_name(f"{store.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(items, fh, separators=(",", ":"))
         os.replace(tmp, store)
-    except OSError:
-        pass
+    except OSError:  # a full disk: the digests are taken again next time, and no temporary file is left
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def source_digest(top: str, store: Path | None = None) -> str:
