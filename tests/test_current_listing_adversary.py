@@ -20,8 +20,9 @@ import pytest
 
 from memzoi.base import freshness
 from memzoi.stores import currentlisting, findlisting
-from memzoi.stores.findlisting import Ahead
+from memzoi.stores.findlisting import Ahead, Found
 from memzoi.stores.index import Index
+from memzoi.stores.index_schema import generation
 
 from . import builders
 from .test_current_listing_reindex import _current
@@ -68,12 +69,18 @@ def _search(root: Path, db: Path) -> int:
         return ix.refresh(walked=Ahead(root)).files
 
 
-def _marked(root: Path, db: Path) -> bool:
-    """Whether the mark holds for what find prints now."""
+def _found(root: Path) -> Found:
+    """What GNU find prints now."""
     finding = findlisting.start(root)
     assert finding is not None
     found = finding.wait()
     assert found is not None
+    return found
+
+
+def _marked(root: Path, db: Path) -> bool:
+    """Whether the mark holds for what find prints now."""
+    found = _found(root)
     with Index(root, path=db, workers=1) as ix:
         return currentlisting.holds(ix.db, currentlisting.digest(found), time.time_ns()) is not None
 
@@ -189,4 +196,25 @@ def test_edits_racing_two_searches_at_once_leave_the_index_current(project):
     _past_last_ctime(root)  # the edits are over: the next search sees them all
     _search(root, db)
     with Index(root, path=db, workers=1) as ix:
+        _current(ix, root)
+
+
+def test_a_file_dated_in_the_future_is_read_by_every_search_but_written_once(project):
+    # a clock set back, or an archive from a machine ahead, dates a file after every read: its stamp stays racy, so
+    # each search reads it again, but the same stamp is not written again (else every search writes the index)
+    root, db = project
+    path, key = root / builders.record_path(_rid(3)), builders.record_path(_rid(3))
+    future = time.time_ns() + 3600 * 10**9
+    os.utime(path, ns=(future, future))
+    _search(root, db)  # its new stamp kept, racy: listed in the mark
+    with Index(root, path=db, workers=1) as ix:
+        gen = generation(ix.db)
+    for _ in range(2):
+        assert _search(root, db) == 0
+        with Index(root, path=db, workers=1) as ix:
+            assert generation(ix.db) == gen  # nothing written
+    assert _marked(root, db)
+    with Index(root, path=db, workers=1) as ix:
+        mark = currentlisting.holds(ix.db, currentlisting.digest(_found(root)), time.time_ns())
+        assert mark is not None and key in mark.racy  # still read by every search
         _current(ix, root)
