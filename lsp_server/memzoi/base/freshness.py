@@ -261,14 +261,15 @@ def vouches(current: Stat | None, stored: Stamp | list[Any] | tuple[Any, ...], c
 def restamp_gains(stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int, read: Stamp, read_ns: int) -> bool:
     """Whether keeping a stored fact (made from bytes with the stat stamp ``stored``, read at ``checked_ns``) under
     the stamp ``read`` and clock ``read_ns`` of a read that confirmed the same bytes (:func:`confirm`) lets the stat
-    vouch where the stored stamp would not: the stamp differs (a rename, a ``touch``), the stored one was racy, or it
-    was confirmed more than half of :data:`MAX_TRUST_NS` ago. Otherwise the stored stamp says all the new one would
-    (a file drawn for a re-hash, one on a file system without a kept ctime, whose bytes are hashed every time anyway)
-    and a caller need not write it again. Either stamp is true of the bytes: this only saves writes, the rule is the
-    same."""
+    vouch where the stored stamp would not: the stamp differs (a rename, a ``touch``), the stored one was racy and
+    the read's is not, or it was confirmed more than half of :data:`MAX_TRUST_NS` ago. Otherwise the stored stamp
+    says all the new one would (a file drawn for a re-hash, one on a file system without a kept ctime, whose bytes
+    are hashed every time anyway; one still racy, such as a file dated after the clock, read again at each use until
+    a read finds it out of the window) and a caller need not write it again. Either stamp is true of the bytes: this
+    only saves writes, the rule is the same."""
     return (
         tuple(read) != tuple(stored)
-        or not not_racy(tuple(stored), checked_ns)
+        or (not not_racy(tuple(stored), checked_ns) and not_racy(read, read_ns))
         or read_ns - checked_ns > MAX_TRUST_NS // 2
     )
 

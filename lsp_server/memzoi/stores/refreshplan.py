@@ -84,9 +84,12 @@ class Judge:
             self.exact = self.exact and read[1] == st.stamp
             if not freshness.not_racy(read[1], read[2]):
                 self.racy.append(key)
-        elif not due:  # the stored stamp is the read's, not racy: exact where it is the listed one (the sample
-            # drew a file judged one by one, as one under a redacted key is) and not where the stamp changed
-            self.exact = self.exact and read[1] == st.stamp
+        else:  # the stored stamp is the read's, not racy or still racy (freshness.restamp_gains)
+            if not freshness.not_racy(read[1], read[2]):  # still racy (a file dated after the clock): read again
+                self.racy.append(key)
+            if not due:  # exact where it is the listed one (the sample drew a file judged one by one, as one under
+                # a redacted key is) and not where the stamp changed
+                self.exact = self.exact and read[1] == st.stamp
 
 
 __all__ = ["Judge", "Mark", "Plan", "Restamp"]
