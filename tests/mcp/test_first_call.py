@@ -100,3 +100,23 @@ def test_the_first_call_does_not_wait_for_the_opening_refresh(project, closed):
             assert answered == [[FACT_ID]]
     finally:
         watching.stop()
+
+
+def test_the_opening_refresh_lists_once_no_call_is_in_flight(project, closed):
+    """The opening refresh's walk for the feed waits while a tool call is in flight (``Watching.calling``), so the
+    first calls do not share the interpreter with it; once the call ends, it walks and the feed vouches."""
+    watching = Watching()
+    try:
+        with watching.calling():
+            watching.serve(project, lambda: None)
+            feed = changefeed.feed_of(project)
+            assert feed is not None and feed.barrier(timeout=60)  # the watches are in place
+            assert ids(project, OLD) == [FACT_ID]  # the call itself: by find, not through the feed
+            assert feed.walks == 0 and not feed.vouches()
+        for _ in range(10_000):  # the walk, now that no call is in flight (each barrier waits for an event)
+            if feed.vouches():
+                break
+            assert feed.barrier(timeout=60)
+        assert feed.walks == 1
+    finally:
+        watching.stop()
