@@ -294,11 +294,16 @@ def test_without_a_watcher_event_the_barrier_does_not_pass(project: Path):
 
 
 def test_the_registry(project: Path):
-    assert changefeed.ahead(project) is None
+    with changefeed.refreshing(project) as walked:
+        assert walked is None
     f = ChangeFeed(project)
     changefeed.register(f)
     try:
-        assert changefeed.feed_of(project) is f and changefeed.ahead(project) is not None
+        assert changefeed.feed_of(project) is f
+        with changefeed.refreshing(project) as walked:  # not vouching yet: find's listing, without the lock
+            assert walked is not None and not f.refreshing.locked()
+            walked()
+        f.vouches = lambda: True  # type: ignore[method-assign]
         with changefeed.refreshing(project):
             assert f.refreshing.locked()
     finally:

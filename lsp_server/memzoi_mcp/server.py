@@ -187,6 +187,12 @@ def make_server(
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if watching is None:
+            return await answer_call(ctx, params)
+        with watching.calling():  # an opening refresh not yet walking waits for the call (Watching.calling)
+            return await answer_call(ctx, params)
+
+    async def answer_call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tools = await core()
         if params.name not in tools.TOOLS:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")

@@ -5,9 +5,10 @@ run when the server starts serving a project, so that the first tool call waits 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,26 @@ class Watching:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._served: set[Path] = set()
+        self._calls = 0  # tool calls in flight (calling)
+        self._quiet = threading.Condition()
+
+    @contextlib.contextmanager
+    def calling(self) -> Iterator[None]:
+        """Count one tool call in flight: an opening refresh about to walk the plane waits until none is (at most
+        :data:`OPENING_BARRIER_S`), so that the first calls of a session, which list by find meanwhile
+        (:func:`memzoi.stores.changefeed.refreshing`), do not share the interpreter with that walk."""
+        with self._quiet:
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._quiet:
+                self._calls -= 1
+                self._quiet.notify_all()
+
+    def _wait_quiet(self) -> None:
+        with self._quiet:
+            self._quiet.wait_for(lambda: self._calls == 0 or self._stop.is_set(), OPENING_BARRIER_S)
 
     def serve(self, root: Path, warm: Callable[[], object] | None = None) -> None:
         """Start the watcher of ``root``'s ``.memzoi`` and, with ``warm`` (a function that loads the core), an
@@ -50,7 +71,7 @@ class Watching:
         threading.Thread(target=self._watch, args=(feed,), name="memzoi-mcp-watch", daemon=True).start()
         if warm is not None:
             threading.Thread(
-                target=_opening_refresh, args=(root, warm, feed), name="memzoi-mcp-open", daemon=True
+                target=_opening_refresh, args=(root, warm, feed, self._wait_quiet), name="memzoi-mcp-open", daemon=True
             ).start()
 
     def _watch(self, feed: ChangeFeed) -> None:
@@ -78,13 +99,18 @@ class Watching:
             changefeed.unregister(root)
 
 
-def _opening_refresh(root: Path, warm: Callable[[], object], feed: ChangeFeed) -> None:
-    """Load the core, wait until the watcher's watches are in place (its first barrier, outside the refresh lock:
-    a tool call meanwhile walks without waiting) and refresh ``root``'s index once (what the first tool call would
-    do, its walk kept for the calls after it); a failure is left to that call, which reports it."""
+def _opening_refresh(root: Path, warm: Callable[[], object], feed: ChangeFeed, quiet: Callable[[], None]) -> None:
+    """Load the core, wait until the watcher's watches are in place (its first barrier) and no tool call is in
+    flight (``quiet``), walk the plane for the feed (from then on the calls' refreshes take its listing,
+    :meth:`memzoi.stores.changefeed.ChangeFeed.vouches`; a call before that takes find's, without waiting) and
+    refresh ``root``'s index once through it (the rows' stamps read for the calls after it); a failure is left to
+    the next call, which reports it."""
     try:
         warm()
         feed.barrier(timeout=OPENING_BARRIER_S)
+        quiet()  # no tool call in flight (Watching.calling)
+        with feed.refreshing:  # the feed's first listing: from then on it vouches (the calls before take find's)
+            feed.listing()
         from memzoi.agent.recall import Reader  # noqa: PLC0415 lazy: start-up
 
         with Reader(root):

@@ -37,6 +37,16 @@ from ..test_search_freshness import (  # noqa: F401
 from .conftest import FACT_ID, home, project  # noqa: F401 - fixtures
 
 
+def opened(feed: changefeed.ChangeFeed) -> bool:
+    """What the server's opening refresh does first: wait for the watches to be in place, then list the plane
+    through the feed, after which it vouches and the refreshes take its listing."""
+    if not feed.barrier(timeout=60):
+        return False
+    with feed.refreshing:
+        feed.listing()
+    return feed.vouches()
+
+
 @pytest.fixture(autouse=True)
 def watched(project: Path):
     """A watcher on ``project`` for the whole test, as the MCP server starts it; afterwards: the refreshes after the
@@ -45,7 +55,7 @@ def watched(project: Path):
     watching.serve(project)
     feed = changefeed.feed_of(project)
     assert feed is not None
-    assert feed.barrier(timeout=60)  # the watches in place, as the opening refresh waits for them
+    assert opened(feed)  # the watches in place and the plane listed, as by the opening refresh
     yield feed
     why, walks, served = feed.why, feed.walks, feed.served
     watching.stop()
@@ -161,7 +171,7 @@ def test_a_project_served_through_a_symlink(project, closed, tmp_path):
     watching.serve(alias)
     try:
         feed = changefeed.feed_of(alias)
-        assert feed is not None and feed.barrier(timeout=60)
+        assert feed is not None and opened(feed)
         assert ids(alias, OLD) == [FACT_ID]
         same_size_edit(fact(project))
         assert ids(alias, NEW) == [FACT_ID] and ids(project, OLD) == []

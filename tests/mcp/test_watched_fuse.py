@@ -18,6 +18,7 @@ from memzoi_mcp.watching import Watching
 from .. import builders
 from ..test_freshness import token
 from ..test_fuse_freshness import mounted, planted  # noqa: F401 - fixture
+from .test_watched_freshness import opened
 
 pytestmark = pytest.mark.editor_packages
 
@@ -28,7 +29,7 @@ def test_a_change_below_a_fuse_mount_is_seen_while_the_watcher_runs(mounted, mon
     watching = Watching()
     watching.serve(mounted)
     feed = changefeed.feed_of(mounted)
-    assert feed is not None and feed.barrier(timeout=60)
+    assert feed is not None and opened(feed)
     try:
         assert "[redacted]" not in recall.get_memory(mounted, "beta")["body"]
         source = mounted.parent / "src" / ".memzoi/records/beta.md"

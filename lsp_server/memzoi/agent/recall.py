@@ -115,11 +115,11 @@ class Reader:
             raise Refusal("no_project", f"no .memzoi directory at {self.root}; start the server with --root PROJECT")
         try:
             self.index = Index(self.root, workers=1)
-            with changefeed.refreshing(self.root):  # a long-lived process's listing kept by notifications
+            with changefeed.refreshing(self.root) as walked:  # a long-lived process's listing (notifications, find)
                 if self.index.schema_problem:
                     self.index.rebuild()
                 else:
-                    self.index.refresh(walked=changefeed.ahead(self.root))
+                    self.index.refresh(walked=walked)
         except IndexUnavailable as err:
             raise Refusal("index_unavailable", str(err)) from None
         return self

@@ -1,21 +1,22 @@
 """The listing of a long-lived process's index refreshes kept current by change notifications (issue 29: the MCP
 server's ``search_memory`` at 50,000 records in 0.25 s, where a walk that stats 55,000 files costs 0.27 s).
 
-A :class:`ChangeFeed` holds the :class:`~memzoi.stores.planelisting.Listing` of the project's last full walk and
-the paths a watcher of ``.memzoi`` reported since (:meth:`ChangeFeed.events`, fed by the caller's watcher: the
-MCP server runs watchfiles, which reads inotify). A refresh (:meth:`ChangeFeed.listing`) stats only those paths,
-plus the files the notifications do not cover (those with more than one hard link: a write through a link outside
-the watched folders raises no event), and walks the whole plane again (:func:`memzoi.stores.planelisting.walk`)
-when the notifications cannot vouch for the listing: no walk yet, the watcher not running or failed, a barrier not
-passed in time, a folder created, removed or renamed (or ``.memzoi``, ``records`` or ``proposals`` themselves;
-a ``.memzoi`` replaced by another folder, which the watches do not follow, or any event of ``.memzoi`` itself makes
-every refresh walk from then on), more than :data:`DIRTY_LIMIT` paths at once (watchfiles drops the kernel's
-queue-overflow notice, so a burst that large is taken as one), a file on another device, the project on a file
-system whose notifications are not reliable or whose ctime follows the mtime (anything but the local types of
-:data:`memzoi.base.freshness.KEEPS_CTIME`: network and FUSE mounts, FAT media; there every file is stat'ed and
-hashed as before), a change of the mount table, or a walk older than :data:`MAX_AGE_NS`. The stamps are judged
-by :func:`memzoi.stores.index_fresh.stale`'s one freshness rule (racy stamps, file systems without a kept ctime,
-the sampled re-hash).
+A :class:`ChangeFeed` holds the :class:`~memzoi.stores.planelisting.Listing` of the project's last full walk and the
+paths a watcher of ``.memzoi`` reported since (:meth:`ChangeFeed.events`, fed by the caller's watcher: the MCP
+server runs watchfiles, which reads inotify). A refresh (:meth:`ChangeFeed.listing`) stats only those paths, plus
+the files the notifications do not cover (those with more than one hard link: a write through a link outside the
+watched folders raises no event), and walks the whole plane again (:func:`memzoi.stores.planelisting.walk`) when the
+notifications cannot vouch for the listing: no walk yet, the watcher not running or failed, a barrier not passed in
+time, a folder created, removed or renamed (or ``records``, ``proposals``; any event of ``.memzoi`` itself, or a
+``.memzoi`` replaced by another folder the watches do not follow, makes every refresh walk from then on), more than
+:data:`DIRTY_LIMIT` paths at once (watchfiles drops the kernel's queue-overflow notice, so a burst that large is
+taken as one), a file on another device, the project on a file system whose notifications are not reliable or whose
+ctime follows the mtime (anything but the local types of :data:`memzoi.base.freshness.KEEPS_CTIME`: network and FUSE
+mounts, FAT media; there every file is stat'ed and hashed as before), a change of the mount table, or a walk older
+than :data:`MAX_AGE_NS`. The stamps are judged by :func:`memzoi.stores.index_fresh.stale`'s one freshness rule (racy
+stamps, file systems without a kept ctime, the sampled re-hash). Until the watches are seen in place and one refresh
+listed through the feed (the server's opening refresh), a refresh takes find's listing instead, as ``memzoi search``
+does (:func:`refreshing`).
 
 **Events in flight** are drained before a refresh by a write barrier (:meth:`ChangeFeed.barrier`): a file is created in
 a private folder (an :class:`~memzoi.base.ownedfolder.OwnedFolder` in the memzoi home, never in the repository) that the
@@ -36,11 +37,15 @@ import stat as statmod
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from ..base import freshness
 from ..base.ownedfolder import OwnedFolder
 from ..judge.workspace import MEMZOI_DIR, plane_file_name, utf8_name
 from .planelisting import Listing, walk
+
+if TYPE_CHECKING:  # find's listing is imported where it is used (refreshing)
+    from .findlisting import Found
 
 #: More changed paths than this since the last refresh: walk instead (a burst that may have overflowed the queue).
 DIRTY_LIMIT = 4096
@@ -69,14 +74,12 @@ class ChangeFeed:
         self._dirty: set[str] = set()
         self._state = "starting"  # running | failed | closed
         self._overflow = False
-        self._asked = 0  # the last barrier token written
-        self._seen = 0  # the highest barrier token handed over by the watcher
+        self._asked = self._seen = 0  # the last barrier token written; the highest one handed over by the watcher
         self._base: Listing | None = None
         self._walked_ns = 0
         self._known_dirs: set[str] = set()  # folders on the walk's way since the last walk, with their parents
-        self.walks = 0  # full walks made (for tests and benchmarks)
-        self.served = 0  # listings given from notifications, without a walk
-        self.stats = 0  # paths stat'ed in place of a walk
+        # full walks made, listings given from notifications without a walk, paths stat'ed in place of a walk
+        self.walks = self.served = self.stats = 0  # (for tests and benchmarks)
         self.why = "no walk yet"  # why the last listing was a full walk ("" when it was not)
         self._watched = _folder_id(self.memzoi)  # the .memzoi the watches are set on (they follow its inode)
         self._root_changed, self._mounts, self._below = False, b"", False  # see listing, _full_reason and _walk
@@ -148,6 +151,11 @@ class ChangeFeed:
             if left <= RETRY_S or not self.begin():
                 return False
 
+    def vouches(self) -> bool:
+        """Whether the watches were seen in place (a barrier passed) and a refresh (the opening one) listed since."""
+        with self._cond:
+            return self._state == "running" and self._seen > 0 and self.walks > 0
+
     def _write_sentinel(self, token: int) -> bool:
         name = os.path.join(self.sentinels, str(token))
         try:
@@ -158,12 +166,6 @@ class ChangeFeed:
             self.failed(f"the barrier file could not be written ({err.strerror})")
             return False
         return True
-
-    def ahead(self) -> Callable[[], Listing]:
-        """:meth:`listing` as the function :meth:`memzoi.stores.index.Index.refresh` takes (``walked``), its barrier
-        file written now, so that its event travels while the refresh reads the stored stamps."""
-        token = self.begin()
-        return lambda: self.listing(token)
 
     def listing(self, token: int | None = None) -> Listing:
         """The project's current listing: the kept one with the notified paths and the linked files stat'ed again,
@@ -346,7 +348,7 @@ _FEEDS_LOCK = threading.Lock()
 
 
 def register(feed: ChangeFeed) -> None:
-    """Use ``feed`` for the refreshes of its project in this process (:func:`ahead`, :func:`refreshing`)."""
+    """Use ``feed`` for the refreshes of its project in this process (:func:`refreshing`)."""
     with _FEEDS_LOCK:
         old = _FEEDS.pop(feed.root, None)
         _FEEDS[feed.root] = feed
@@ -367,23 +369,21 @@ def feed_of(root: str | os.PathLike[str]) -> ChangeFeed | None:
     return _FEEDS.get(os.path.realpath(root))
 
 
-def ahead(root: str | os.PathLike[str]) -> Callable[[], Listing] | None:
-    """The listing function of ``root``'s feed for :meth:`memzoi.stores.index.Index.refresh` (``walked``), or
-    ``None`` without one (the refresh walks)."""
-    feed = feed_of(root)
-    return None if feed is None else feed.ahead()
-
-
 @contextlib.contextmanager
-def refreshing(root: str | os.PathLike[str]) -> Iterator[None]:
-    """Hold ``root``'s feed for one refresh (a refresh started meanwhile, such as the first call's while the server's
-    opening refresh runs, waits for it); nothing without a feed."""
+def refreshing(root: str | os.PathLike[str]) -> Iterator[Callable[[], Listing | Found] | None]:
+    """The listing function (``walked`` of :meth:`memzoi.stores.index.Index.refresh`) of one refresh of ``root``'s
+    index: the feed's (:meth:`ChangeFeed.listing`, held: one started meanwhile waits) once it vouches; before, find's
+    started now, as ``memzoi search`` takes it (:class:`memzoi.stores.findlisting.Ahead`), not waiting for the
+    opening refresh; ``None`` without a feed (the refresh walks)."""
     feed = feed_of(root)
-    if feed is None:
-        yield
+    if feed is None or not feed.vouches():
+        from .findlisting import Ahead  # noqa: PLC0415 lazy: start-up
+
+        yield None if feed is None else Ahead(feed.root)
         return
     with feed.refreshing:
-        yield
+        token = feed.begin()  # its barrier's event travels while the refresh reads the stored stamps
+        yield lambda: feed.listing(token)
 
 
 __all__ = [
@@ -392,7 +392,6 @@ __all__ = [
     "MAX_AGE_NS",
     "RETRY_S",
     "ChangeFeed",
-    "ahead",
     "feed_of",
     "refreshing",
     "register",
