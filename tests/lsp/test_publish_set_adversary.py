@@ -161,12 +161,15 @@ async def test_two_servers_at_once_then_a_change(tmp_path: Path, memzoi_home: Pa
     want = expected(root, memzoi_home)
     for history, _ in await asyncio.gather(session(root, memzoi_home), session(root, memzoi_home)):
         assert_never_stale(history, want, root)
-    history, scanned = await session(root, memzoi_home)
-    assert_never_stale(history, want, root)
-    if REPLAYED not in scanned:  # two servers at once may both leave no whole set: then this session stored one
+    # Two servers at once may both leave no whole set, and a set stored while the files' stamps are still racy (a
+    # loaded machine runs these sessions within the racy window of the files' writes) is not replayed: each session
+    # then stores one, and a session a few later replays it. Every session's diagnostics must be current meanwhile.
+    for _ in range(4):
         history, scanned = await session(root, memzoi_home)
-        assert REPLAYED in scanned, scanned
         assert_never_stale(history, want, root)
+        if REPLAYED in scanned:
+            break
+    assert REPLAYED in scanned, scanned
     (root / ".memzoi/records/bad-schema.md").unlink()
     want = expected(root, memzoi_home)
     history, scanned = await session(root, memzoi_home)
