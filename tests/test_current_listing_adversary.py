@@ -19,13 +19,14 @@ from pathlib import Path
 import pytest
 
 from memzoi.base import freshness
-from memzoi.stores import currentlisting, findlisting
-from memzoi.stores.findlisting import Ahead, Found
+from memzoi.stores import currentlisting
+from memzoi.stores.findlisting import Ahead
 from memzoi.stores.index import Index
 from memzoi.stores.index_schema import generation
 
 from . import builders
 from .test_current_listing_reindex import _current
+from .test_find_listing import _found
 
 
 def _gnu_find() -> bool:
@@ -67,15 +68,6 @@ def _search(root: Path, db: Path) -> int:
     """What ``memzoi search`` does before its query: find started ahead, then the refresh; the files re-indexed."""
     with Index(root, path=db, workers=1) as ix:
         return ix.refresh(walked=Ahead(root)).files
-
-
-def _found(root: Path) -> Found:
-    """What GNU find prints now."""
-    finding = findlisting.start(root)
-    assert finding is not None
-    found = finding.wait()
-    assert found is not None
-    return found
 
 
 def _marked(root: Path, db: Path) -> bool:
