@@ -175,3 +175,12 @@ def test_init_takes_root_too(tmp_path, monkeypatch, capsys):
     assert main(["init", "--root", str(target)]) == 0
     assert (target / ".memzoi" / "records").is_dir()
     assert os.path.isfile(target / ".memzoi" / "config.toml")
+
+
+def test_the_console_script_imports_no_typing_before_a_command():
+    """``memzoi --version`` runs ``entry`` (the console script): ``typing`` alone is 3 ms of its 20."""
+    code = "import sys\nimport memzoi.cli.main\nprint('typing' in sys.modules)"
+    base = subprocess.run([sys.executable, "-c", "import sys\nprint('typing' in sys.modules)"], capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == base.stdout.decode().strip()  # nothing more than the interpreter's own start
