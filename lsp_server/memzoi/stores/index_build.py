@@ -23,10 +23,6 @@ if TYPE_CHECKING:
 
 #: From this many files on, (re)indexing analyses files in worker processes.
 PARALLEL_THRESHOLD = 400
-#: Files per unit of work sent to a worker (as ``memzoi check``'s ``CHUNK``): small enough to keep both cores busy
-#: to the end. A sixteenth of the files per chunk (687 at 11,000) left one core idle for up to a chunk's time after
-#: the other's last, and handed the parent its rows in bursts.
-CHUNK = 64
 #: Progress callback: ``(files done, files total)``.
 Progress = Callable[[int, int], None]
 #: How many rows are inserted by one statement of each table.
@@ -95,7 +91,7 @@ def analyse_rows(
     pool: ChunkPool[tuple[str, str], Made | None] = ChunkPool(
         functools.partial(row_chunk, now=None, root=str(root)),
         workers=n,
-        chunksize=CHUNK,
+        chunksize=max(16, len(jobs) // (n * 8)),
         start_at=PARALLEL_THRESHOLD,
         helper=helper,
     )
