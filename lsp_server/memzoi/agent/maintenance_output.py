@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..base.fsio import atomic_write
 from ..base.runtime import memzoi_home
 from ..ledger import Refusal
 
@@ -23,8 +24,9 @@ def _inside(path: Path, base: Path) -> bool:
 
 
 def write_plan(root: Path, plan: dict[str, Any], output: str | os.PathLike[str]) -> Path:
-    """Write ``plan`` as pretty JSON to ``output`` (a new or replaced file, written to a temporary file and
-    renamed). Memzoi: "--output is the sole optional write and must be outside the Git worktree and all managed
+    """Write ``plan`` as pretty JSON to ``output`` (a new or replaced file, written atomically and durably by
+    :func:`memzoi.base.fsio.atomic_write`, which keeps a replaced file's mode and leaves no temporary file when it
+    fails). Memzoi: "--output is the sole optional write and must be outside the Git worktree and all managed
     runtime roots": an ``output`` inside the project, its git worktree or the memzoi home is refused
     (``output_inside_managed_root``) with nothing written. Returns the resolved path."""
     from ..project.admission import worktree_root  # noqa: PLC0415 lazy: start-up
@@ -41,11 +43,5 @@ def write_plan(root: Path, plan: dict[str, Any], output: str | os.PathLike[str])
                 f"--output {target} is inside {base}; a maintenance plan is "
                 "written only outside the git worktree and the memzoi runtime home",
             )
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, target)
-    except BaseException:  # a full disk, a folder in the way: no half-written temporary file is left beside it
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write(target, (json.dumps(plan, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return target
