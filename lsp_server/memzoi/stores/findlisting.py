@@ -19,6 +19,7 @@ found current needs no comparison of its stamps.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -194,18 +195,11 @@ def start(project_root: str | os.PathLike[str]) -> Finding | None:
         if argv is None:
             return None
         env = {**os.environ, "LC_ALL": "C"}  # names as bytes, whatever the user's locale
-        out = _scratch()
-    except (OSError, ValueError):
-        return None
-    try:
-        err = _scratch()
-        try:
+        with contextlib.ExitStack() as opened:  # both files closed again unless find starts
+            out, err = opened.enter_context(_scratch()), opened.enter_context(_scratch())
             proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        except BaseException:
-            err.close()
-            raise
+            opened.pop_all()
     except (OSError, ValueError):
-        out.close()
         return None
     return Finding(root, dev, proc, out, err)
 
