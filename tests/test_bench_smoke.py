@@ -179,3 +179,51 @@ def test_search_benchmark_times_the_command_and_the_mcp_tool(tmp_path, capsys):
         "mcp_next": 2,
     }
     assert "MCP `search_memory`, later calls" in capsys.readouterr().out
+
+
+def test_the_server_scans_account_splits_its_cpu_by_process_and_thread(tmp_path):
+    """The cold scan's account (issue 29) names the server's threads and its helper processes apart, and its parts add
+    up to the figures the table prints: the server's own CPU and the helpers'."""
+    import math
+    import os
+    import time
+
+    import pytest
+
+    from tests.benchmarks.lsp_client import LspClient
+    from tests.benchmarks.server_scan import _parts
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the account reads /proc")
+    done = tmp_path / "grandchild-done"
+    helper = (
+        "import pathlib, subprocess, sys; subprocess.run([sys.executable, '-c', 'pass']); "
+        f"pathlib.Path({str(done)!r}).touch(); sys.stdin.read()"
+    )
+    server = (
+        "import subprocess, sys, threading; stop = threading.Event(); threading.Thread(target=stop.wait).start(); "
+        f"subprocess.Popen([sys.executable, '-c', {helper!r}], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL); "
+        "sys.stdin.buffer.read(); stop.set()"
+    )
+    client = LspClient(tmp_path, cmd=[sys.executable, "-c", server])
+    try:
+        deadline = time.monotonic() + 60
+        while not done.exists():  # the helper has reaped its own child
+            assert time.monotonic() < deadline and client.proc.poll() is None
+            time.sleep(0.01)
+        account = client.tree_account()
+    finally:
+        client.proc.kill()
+        client.proc.wait()
+    assert account is not None
+    assert [h["parent"] for h in account["helpers"]] == [client.proc.pid]
+    assert "import pathlib" in account["helpers"][0]["cmd"]
+    assert len(account["threads"]["others"]) >= 1  # the thread waiting on the event
+    parts = _parts(account)
+    assert all(v >= 0 for v in parts.values())
+    own = account["server"]["user"] + account["server"]["sys"]
+    assert math.isclose(parts["main_s"] + parts["busiest_s"] + parts["rest_s"], own, abs_tol=1e-9)
+    helpers = sum(h["own"] + h["reaped"] for h in account["helpers"])
+    assert math.isclose(parts["forkserver_s"] + parts["workers_s"], helpers, abs_tol=1e-9)
+    assert math.isclose(account["total"], own + helpers, abs_tol=1e-9)
+    assert os.path.exists(done)

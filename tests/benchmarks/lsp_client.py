@@ -199,6 +199,62 @@ class LspClient:
             todo += kids
         return total / tick
 
+    def tree_account(self) -> dict[str, Any] | None:
+        """Where the CPU of the server's process tree went so far, from ``/proc`` (``None`` elsewhere), in seconds:
+        ``server`` (the server process alone, ``user`` and ``sys``), ``threads`` (user + system of each live thread
+        of the server, main thread first, then the busiest; ``exited``: what its finished threads used, the
+        process's own CPU less the live threads'), and ``helpers``: one ``{pid, parent, cmd, own, reaped}`` per
+        live descendant (a fork server, its workers; ``reaped``: the CPU of the children it waited for, a fork
+        server's finished workers). ``total`` is what :meth:`tree_cpu` counts. What ``memzoi check`` does beside
+        it is told apart by phase, not by process (issue 29: the cold scan's account)."""
+        tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        procs: dict[int, list[int]] = {}  # pid -> [parent, utime, stime, reaped utime + stime]
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                f = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            procs[int(entry.name)] = [int(f[1]), int(f[11]), int(f[12]), int(f[13]) + int(f[14])]
+        pid = self.proc.pid
+        if pid not in procs:
+            return None
+        threads: list[tuple[int, float]] = []
+        try:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                f = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                threads.append((int(task.name), (int(f[11]) + int(f[12])) / tick))
+        except (OSError, IndexError):
+            threads = []
+        main = [s for t, s in threads if t == pid]
+        others = sorted((s for t, s in threads if t != pid), reverse=True)
+        _, user, system, reaped = procs[pid]
+        helpers, todo = [], [pid]
+        while todo:
+            parent = todo.pop()
+            for child, (ppid, u, s, r) in sorted(procs.items()):
+                if ppid == parent:
+                    todo.append(child)
+                    try:
+                        cmd = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]
+                    except OSError:
+                        cmd = ""
+                    helpers.append(
+                        {"pid": child, "parent": ppid, "cmd": cmd, "own": (u + s) / tick, "reaped": r / tick}
+                    )
+        own = (user + system) / tick
+        return {
+            "server": {"user": user / tick, "sys": system / tick},
+            "threads": {
+                "main": main[0] if main else 0.0,
+                "others": others,
+                "exited": max(0.0, own - sum(main + others)),
+            },
+            "helpers": helpers,
+            "total": own + reaped / tick + sum(h["own"] + h["reaped"] for h in helpers),
+        }
+
     def _stat(self) -> tuple[str, int] | None:
         """``(state, user + system CPU ticks)`` of the server from ``/proc`` (``None`` elsewhere)."""
         try:

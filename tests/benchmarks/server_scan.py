@@ -79,6 +79,7 @@ def server_session(ws: Path, env: dict[str, str], opened: Path, timeout: float =
         end, t_end, _ = client.wait_for(_is_scan_end, timeout=timeout)
         peak = client.peak_rss()[0]
         cpu, own = client.tree_cpu(), client.tree_cpu(own=True)
+        account = client.tree_account()
         first = None
         last = 0.0
         published: dict[str, int] = {}
@@ -107,6 +108,28 @@ def server_session(ws: Path, env: dict[str, str], opened: Path, timeout: float =
         "cpu_s": cpu if cpu is not None else float("nan"),
         "own_cpu_s": own if own is not None else float("nan"),
         "published": {_path(u): n for u, n in published.items() if n},
+        **_parts(account),
+    }
+
+
+def _parts(account: dict[str, Any] | None) -> dict[str, float]:
+    """The figures of :meth:`LspClient.tree_account` a table shows, in CPU seconds (NaN without ``/proc``): the
+    server's main thread, its busiest other live thread (the scan thread in a cold scan), its other threads (live and
+    finished) and its system time; the fork server's own; the workers' (what the fork server reaped, and live ones)."""
+    nan = float("nan")
+    if account is None:
+        return {k: nan for k in ("main_s", "busiest_s", "rest_s", "server_sys_s", "forkserver_s", "workers_s")}
+    th = account["threads"]
+    others = th["others"]
+    helpers = account["helpers"]
+    roots = [h for h in helpers if h["parent"] not in {x["pid"] for x in helpers}]
+    return {
+        "main_s": th["main"],
+        "busiest_s": others[0] if others else 0.0,
+        "rest_s": sum(others[1:]) + th["exited"],
+        "server_sys_s": account["server"]["sys"],
+        "forkserver_s": sum(h["own"] for h in roots),
+        "workers_s": sum(h["reaped"] for h in helpers) + sum(h["own"] for h in helpers if h not in roots),
     }
 
 
@@ -123,6 +146,10 @@ def _same(published: dict[str, int], expected: dict[str, int]) -> bool:
     shown = {p: n for p, n in expected.items() if "<redacted-path:" not in p}
     rest = sorted(n for p, n in published.items() if p not in shown)
     return all(published.get(p) == n for p, n in shown.items()) and rest == hidden
+
+
+#: The keys of :func:`_parts`, medians in the results.
+_ACCOUNT = ("main_s", "busiest_s", "rest_s", "server_sys_s", "forkserver_s", "workers_s")
 
 
 def _median(rows: list[dict[str, Any]], key: str) -> float:
@@ -169,7 +196,7 @@ def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
         "files": sum(1 for _ in (ws / ".memzoi").rglob("*.md")),
         "check_s": check_s,
         "check_cpu_s": check_cpu,
-        "cold": {k: _median(cold, k) for k in ("all_s", "end_s", "open_s", "peak_mb", "cpu_s", "own_cpu_s")},
+        "cold": {k: _median(cold, k) for k in ("all_s", "end_s", "open_s", "peak_mb", "cpu_s", "own_cpu_s", *_ACCOUNT)},
         "warm": {k: _median(warm, k) for k in ("all_s", "end_s", "open_s", "peak_mb", "cpu_s", "own_cpu_s")},
         "parity": parity,
     }
@@ -202,6 +229,16 @@ def render(results: list[dict[str, Any]], load: tuple[tuple[float, ...], tuple[f
                 f"the server process alone {r[s]['own_cpu_s']:.2f} s)"
             ),
         )
+        if state == "cold":
+            row(
+                "cold server: that CPU by process and thread",
+                lambda r: (
+                    f"server: main thread {r['cold']['main_s']:.2f} s, busiest other thread "
+                    f"{r['cold']['busiest_s']:.2f} s, other threads {r['cold']['rest_s']:.2f} s "
+                    f"(system time {r['cold']['server_sys_s']:.2f} s of the three); fork server "
+                    f"{r['cold']['forkserver_s']:.2f} s; workers {r['cold']['workers_s']:.2f} s"
+                ),
+            )
         row(
             f"{state} server: first diagnostics of the opened file",
             lambda r, s=state: f"{r[s]['open_s'] * 1000:.0f} ms",
