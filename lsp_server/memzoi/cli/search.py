@@ -72,7 +72,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_common(p, actor=False)
     add_progress_option(p)
-    p.set_defaults(func=run)
+    # the results are the last thing a search does: its process need not free what it held (main.end_at_once)
+    p.set_defaults(func=run, end_at_once=True)
 
 
 def _loads(value: str | None) -> Any:
