@@ -8,8 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memzoi.cli._common import project_root
 from memzoi.judge.projectroot import discover, root_of
