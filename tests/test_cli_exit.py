@@ -75,6 +75,16 @@ def test_a_large_report_into_a_pipe_is_whole(tmp_path):
     assert json.loads(report)["files_checked"] == 400
 
 
+def test_search_ends_at_once_with_its_whole_answer(tmp_path):
+    _workspace(tmp_path, 3, leaky=0)
+    done = _run(tmp_path, "search", "record", "--json", "--no-progress")
+    answer, _, rest = done.stdout.rpartition("}\n")
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(answer + "}")["records"]) == 3
+    assert rest == "exit handler ran, collector on\n"  # the handlers ran; the interpreter freed nothing
+    assert "finalized" not in done.stdout
+
+
 @pytest.mark.parametrize("args", [("schema", "record"), ("check", "--help")])
 def test_other_commands_end_as_usual(tmp_path, args):
     _workspace(tmp_path, 1)

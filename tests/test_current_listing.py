@@ -33,13 +33,13 @@ def found_of(root: Path) -> Found:
 
 
 class _Finished:
-    """A find that has printed ``found``."""
+    """A find that has printed ``found`` (:class:`memzoi.stores.findstart.Finding`'s reading side)."""
 
     def __init__(self, found: Found) -> None:
-        self.found = found
+        self.root, self.dev, self.out = found.root, found.dev, found.out
 
-    def wait(self) -> Found:
-        return self.found
+    def wait(self) -> bytes:
+        return self.out
 
 
 def ahead_of(found: Found) -> Ahead:
@@ -47,6 +47,7 @@ def ahead_of(found: Found) -> Ahead:
     started), so that the refresh takes it first and draws its sample from the rows meanwhile."""
     ahead = Ahead.__new__(Ahead)
     ahead.root, ahead.finding, ahead.walking = found.root, _Finished(found), None  # type: ignore[assignment]
+    ahead.got = None
     return ahead
 
 

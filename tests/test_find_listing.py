@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.base.freshness import Stat
-from memzoi.stores import findlisting
+from memzoi.stores import findlisting, findstart
 from memzoi.stores.findlisting import Ahead, Found, format_item, parse_item
 from memzoi.stores.planelisting import Listing, walk
 
@@ -43,9 +43,9 @@ def _same(got: Listing, want: Listing) -> None:
 
 
 def _found(root: Path) -> Found:
-    finding = findlisting.start(root)
+    finding = findstart.start(root)
     assert finding is not None
-    found = finding.wait()
+    found = findlisting.collect(finding)
     assert found is not None
     return found
 
@@ -178,7 +178,7 @@ def test_where_find_cannot_be_used_the_walk_is_taken(tmp_path, monkeypatch, scri
     root = _plane(tmp_path / "proj")
     _odd_entries(root)
     exe = None if script is None else _fake_find(tmp_path, script)
-    monkeypatch.setattr(findlisting.shutil, "which", lambda name: exe)
+    monkeypatch.setattr(findstart.shutil, "which", lambda name: exe)
     got = Ahead(root)()
     assert isinstance(got, Listing)
     _same(got, walk(root))
@@ -189,7 +189,7 @@ def test_a_rounded_time_falls_back_to_the_walk(tmp_path, monkeypatch):
     root = _plane(tmp_path / "proj")
     (root / ".memzoi/records/a.md").write_text("x")
     script = "import sys; sys.stdout.write('1 2 3 4.5 4.5 .memzoi/records/a.md\\0')"
-    monkeypatch.setattr(findlisting.shutil, "which", lambda name: _fake_find(tmp_path, script))
+    monkeypatch.setattr(findstart.shutil, "which", lambda name: _fake_find(tmp_path, script))
     got = Ahead(root)()
     assert isinstance(got, Found)
     _same(got.listing(), walk(root))
@@ -208,10 +208,10 @@ def test_find_runs_to_its_end_while_the_caller_is_busy(tmp_path):
     # it lists the files beside the caller's imports, not after them.
     root = _plane(tmp_path / "proj")
     _many_records(root, 1500)
-    finding = findlisting.start(root)
+    finding = findstart.start(root)
     assert finding is not None
     assert finding.proc.wait(timeout=60) == 0  # no read of its output first
-    found = finding.wait()
+    found = findlisting.collect(finding)
     assert found is not None and len(found.out) > 65536
     _same(found.listing(), walk(root))
 
@@ -224,7 +224,7 @@ def test_without_memfd_find_writes_to_a_temporary_file(tmp_path, monkeypatch):
     def refuse(*args: object) -> int:
         raise OSError("memfd_create: function not implemented")
 
-    monkeypatch.setattr(findlisting.os, "memfd_create", refuse, raising=False)
+    monkeypatch.setattr(findstart.os, "memfd_create", refuse, raising=False)
     found = _found(root)
     _same(found.listing(), walk(root))
 
@@ -237,7 +237,7 @@ def test_find_writing_errors_falls_back_to_the_walk(tmp_path, monkeypatch):
     script = "import sys; sys.stdout.write('1 2 3 4.0000000000 4.0000000000 .memzoi/records/a.md\\0'); " + (
         "sys.stderr.write('find: warning\\n' * 20000)"  # more than a pipe holds: no dead lock either
     )
-    monkeypatch.setattr(findlisting.shutil, "which", lambda name: _fake_find(tmp_path, script))
+    monkeypatch.setattr(findstart.shutil, "which", lambda name: _fake_find(tmp_path, script))
     got = Ahead(root)()
     assert isinstance(got, Listing)
     _same(got, walk(root))

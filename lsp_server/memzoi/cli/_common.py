@@ -83,10 +83,9 @@ def project_root(args: argparse.Namespace) -> Path:
     """The project root from ``--root`` or the current directory (Memzoi's discovery, reference §7.2)."""
     from pathlib import Path  # noqa: PLC0415 lazy: start-up
 
-    from ..judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
+    from ..judge.projectroot import root_of  # noqa: PLC0415 lazy: start-up
 
-    root = getattr(args, "root", None)
-    return Path(root).resolve() if root else find_project_root(Path.cwd())
+    return Path(root_of(getattr(args, "root", None)))
 
 
 def below_cwd(path: str) -> str:

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--version"]:  # answered before argparse and its help formatter (which imports shutil) load
         print(f"memzoi {__version__}")
         return 0
-    first = next((a for a in argv if not a.startswith("-")), None)
+    first = _command_word(argv)
     if first is None and "--version" in argv:
         only: str | None = ""  # `memzoi --debug --version` imports no command module either
     else:
@@ -148,15 +148,54 @@ def main(argv: list[str] | None = None) -> int:
         )
 
 
+def _command_word(argv: list[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (the top level's options are flags)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def entry() -> NoReturn:
     """The ``memzoi`` console script and ``python -m memzoi``: :func:`main`, then the process ends with its exit
-    code; a command that opts in (``end_at_once``: ``check``) ends at once (:func:`end_at_once`), and is told so
-    (``args.ending``)."""
+    code; a command that opts in (``end_at_once``: ``check``, ``search``) ends at once (:func:`end_at_once`), and
+    is told so (``args.ending``). For ``search``, find starts listing the project first (:func:`list_ahead`)."""
     _ENDING["entry"] = True
-    code = main()
+    argv = sys.argv[1:]
+    early = list_ahead(argv)
+    try:
+        code = main(argv)
+    finally:
+        if early:  # a listing the command did not take (another root, a usage error, --help) is killed and reaped
+            from ..stores.findstart import drop_early  # noqa: PLC0415 lazy: start-up
+
+            drop_early()
     if _ENDING["at_once"]:
         end_at_once(code)
     sys.exit(code)
+
+
+def list_ahead(argv: list[str]) -> bool:
+    """Where ``argv`` runs ``search``, start GNU find over the project's files at once
+    (:func:`memzoi.stores.findstart.start_early`), before argparse and the command's imports, which then run
+    while find lists and stats (about 0.18 s of CPU at 50,000 records; issue 29). The root is found by the rule
+    the dispatcher uses (:func:`memzoi.judge.projectroot.root_of`, as :func:`memzoi.cli._common.project_root`), from the last ``--root`` of ``argv`` if any;
+    the command takes the listing only where its own root is the same, and it is discarded otherwise, so a wrong
+    guess here costs CPU, never a wrong result. Returns whether anything may have been started (the caller then
+    calls :func:`memzoi.stores.findstart.drop_early` on the way out). Never raises."""
+    if _command_word(argv) != "search":
+        return False
+    root = None
+    for i, arg in enumerate(argv):
+        if arg == "--root" and i + 1 < len(argv):
+            root = argv[i + 1]
+        elif arg.startswith("--root="):
+            root = arg.partition("=")[2]
+    from ..judge.projectroot import root_of  # noqa: PLC0415 lazy: start-up
+    from ..stores.findstart import start_early  # noqa: PLC0415 lazy: start-up
+
+    try:
+        start_early(root_of(root))
+    except (OSError, ValueError):  # no current folder, a NUL in --root: the command reports it
+        pass
+    return True
 
 
 def end_at_once(code: int) -> None:

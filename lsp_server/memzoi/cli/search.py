@@ -72,7 +72,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_common(p, actor=False)
     add_progress_option(p)
-    p.set_defaults(func=run)
+    # the results are the last thing a search does: its process need not free what it held (main.end_at_once)
+    p.set_defaults(func=run, end_at_once=True)
 
 
 def _loads(value: str | None) -> Any:
@@ -155,7 +156,9 @@ def run(args: argparse.Namespace) -> int:
         return refused
     from ..stores.findlisting import Ahead  # noqa: PLC0415 lazy: start-up
 
-    walked = Ahead(root)  # the refresh's listing by find in a process of its own, first: the rest is imported meanwhile
+    # the refresh's listing by find in a process of its own (started by the entry point where it could), first: the
+    # rest is imported meanwhile
+    walked = Ahead(root)
     from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
@@ -197,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
             found = early if early is not None and index.unchanged_since(ahead) else query(index)
     except Refusal as err:
         return refuse(args, err)
+    finally:
+        walked.close()  # find is reaped even where the refresh did not ask for its listing (a rebuild)
     hits = found["results"]
     if args.json:
         emit_json(

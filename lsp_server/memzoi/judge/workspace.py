@@ -16,8 +16,12 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .projectroot import (
+    MEMZOI_DIR as MEMZOI_DIR,  # re-exported: the name every caller imports from here
+    discover,
+)
+
 RESERVED_NAMES = frozenset({"index.md", "log.md"})
-MEMZOI_DIR = ".memzoi"
 
 
 class Role(enum.Enum):
@@ -191,18 +195,7 @@ def find_project_root(start: str | os.PathLike[str]) -> Path:
     The nearest ancestor holding ``.memzoi/records/`` or ``.memzoi/config.toml``; else the nearest holding
     ``.git``; else ``start``'s directory. Never walks down.
     """
-    here = Path(start).resolve()
-    if not here.is_dir():
-        here = here.parent
-    chain = [here, *here.parents]
-    for d in chain:
-        m = d / MEMZOI_DIR
-        if (m / "records").is_dir() or (m / "config.toml").is_file():
-            return d
-    for d in chain:
-        if (d / ".git").exists():
-            return d
-    return here
+    return Path(discover(start))  # the rule is in projectroot, which start-up can import without the rest
 
 
 @dataclass

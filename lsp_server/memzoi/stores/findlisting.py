@@ -1,4 +1,4 @@
-"""The plane's listing taken by GNU find in a process of its own (:func:`start`), for a one-shot ``memzoi search``:
+"""The plane's listing taken by GNU find in a process of its own (:func:`memzoi.stores.findstart.start`), for a one-shot ``memzoi search``:
 the stat of 55,000 files at 50,000 records costs about 0.2 s of CPU from Python (issue 29, target: a search at
 50,000 records in 0.25 s); find takes the same stats in C while the interpreter imports the rest, on the other CPU.
 
@@ -19,35 +19,21 @@ found current needs no comparison of its stamps.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 from ..base.freshness import Stat
-from ..judge.workspace import MEMZOI_DIR, plane_file_name, utf8_name
+from ..judge.workspace import plane_file_name, utf8_name
+from .findstart import FORMAT, Finding, start, take_early
 
 if TYPE_CHECKING:
     from .planelisting import Listing
 
 # The Python walk (planelisting, with its threads) is imported where it is used: find is started first.
 
-#: What find prints of each file: device, inode, size, mtime, ctime (``seconds.fraction``), path; NUL-terminated.
-FORMAT = "%D %i %s %T@ %C@ %p\\0"
 _FRACTION = 10  # digits after the point of GNU find's %T@ and %C@
-
-
-def _command(starts: list[str]) -> list[str] | None:
-    """find's argument list for the folders ``starts`` (relative to the project root), ``None`` without find."""
-    exe = shutil.which("find")
-    if exe is None:
-        return None
-    # Every regular file but hidden ones: the names are judged in the parse (a name test per file in find cost a
-    # tenth of its CPU time at 50,000 records).
-    return [exe, *starts, "-name", ".*", "-prune", "-o", "-type", "f", "-printf", FORMAT]
 
 
 @dataclass
@@ -137,83 +123,25 @@ def format_item(key: str, st: Stat) -> bytes:
     return f"{st.dev} {ino} {size} {t(mtime)} {t(ctime)} ".encode() + os.fsencode(key) + b"\0"
 
 
-def _scratch() -> BinaryIO:
-    """An anonymous file for find to write to: ``os.memfd_create`` (Linux), else ``tempfile.TemporaryFile``; both
-    are gone once closed. Raises ``OSError``."""
-    if hasattr(os, "memfd_create"):
-        try:
-            return open(os.memfd_create("memzoi-find", os.MFD_CLOEXEC), "w+b")  # noqa: SIM115 closed by Finding
-        except OSError:
-            pass  # a kernel or seccomp profile without memfd
-    import tempfile  # noqa: PLC0415 lazy: start-up (find is started first)
-
-    return tempfile.TemporaryFile()  # noqa: SIM115 closed by Finding
-
-
-class Finding:
-    """A find started by :func:`start`, writing its output ``out`` and errors ``err`` to anonymous files (not
-    pipes: 4 MB at 50,000 records would block find on a 64 KB pipe until :meth:`wait` reads it, after the caller's
-    imports, where find is meant to run beside them); :meth:`wait` gives its :class:`Found`, or ``None`` where it
-    failed."""
-
-    def __init__(self, root: str, dev: int, proc: subprocess.Popen[bytes], out: BinaryIO, err: BinaryIO) -> None:
-        self.root, self.dev, self.proc, self.out, self.err = root, dev, proc, out, err
-
-    def wait(self) -> Found | None:
-        """find's output once it has exited; ``None`` when it exited other than 0, wrote to stderr or its output
-        cannot be read back (the caller then walks in Python). Closes the anonymous files."""
-        with self.out, self.err:
-            if self.proc.wait() != 0:
-                return None
-            try:
-                self.err.seek(0)
-                if self.err.read(1):
-                    return None
-                self.out.seek(0)
-                out = self.out.read()
-            except OSError:
-                return None
-        return Found(self.root, self.dev, out)
-
-
-def start(project_root: str | os.PathLike[str]) -> Finding | None:
-    """Start find over the project's ``records`` and ``proposals`` (those that are folders, not symlinks, below a
-    ``.memzoi`` that is not a symlink: the folders :func:`memzoi.stores.planelisting.walk` lists); ``None`` where
-    there is nothing to list or find cannot be started (the caller walks in Python). Never raises ``OSError``."""
-    root = os.path.abspath(project_root)
-    memzoi_dir = os.path.join(root, MEMZOI_DIR)
-    try:
-        if os.path.islink(memzoi_dir):
-            return None
-        dev = os.stat(memzoi_dir).st_dev
-        starts = [
-            f"{MEMZOI_DIR}/{name}"
-            for name in ("proposals", "records")
-            if not os.path.islink(os.path.join(memzoi_dir, name)) and os.path.isdir(os.path.join(memzoi_dir, name))
-        ]
-        argv = _command(starts) if starts else None
-        if argv is None:
-            return None
-        env = {**os.environ, "LC_ALL": "C"}  # names as bytes, whatever the user's locale
-        with contextlib.ExitStack() as opened:  # both files closed again unless find starts
-            out, err = opened.enter_context(_scratch()), opened.enter_context(_scratch())
-            proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-            opened.pop_all()
-    except (OSError, ValueError):
-        return None
-    return Finding(root, dev, proc, out, err)
+def collect(finding: Finding) -> Found | None:
+    """The :class:`Found` of a find :func:`memzoi.stores.findstart.start` started, once it has exited; ``None``
+    where its output cannot be used (:meth:`memzoi.stores.findstart.Finding.wait`)."""
+    out = finding.wait()
+    return None if out is None else Found(finding.root, finding.dev, out)
 
 
 class Ahead:
     """The listing of the project ``root`` taken ahead, for a one-shot caller with its imports to do meanwhile
-    (``memzoi search``): by find in a process of its own (:func:`start`), else by the Python walk on a thread
-    (:func:`memzoi.stores.planelisting.walk_ahead`). Calling it waits and gives find's :class:`Found`, or the
-    walk's :class:`memzoi.stores.planelisting.Listing` where find cannot be used."""
+    (``memzoi search``): by find in a process of its own (the one :func:`memzoi.stores.findstart.start_early` started
+    for this root, else :func:`memzoi.stores.findstart.start`), else by the Python walk on a thread (:func:`memzoi.stores.planelisting.walk_ahead`). Calling it
+    waits and gives find's :class:`Found`, or the walk's :class:`memzoi.stores.planelisting.Listing` where find
+    cannot be used. :meth:`close` stops a find that was never waited for."""
 
     def __init__(self, project_root: str | os.PathLike[str]) -> None:
         self.root = os.path.abspath(project_root)
-        self.finding = start(self.root)
+        self.finding = take_early(self.root) or start(self.root)
         self.walking: Callable[[], Listing] | None = None
+        self.got: Listing | Found | None = None
         if self.finding is None:
             from .planelisting import walk_ahead  # noqa: PLC0415 lazy: start-up
 
@@ -224,9 +152,17 @@ class Ahead:
 
         if self.walking is not None:
             return self.walking()
-        assert self.finding is not None
-        found = self.finding.wait()
-        return found if found is not None else walk(self.root)
+        if self.got is None:
+            finding, self.finding = self.finding, None
+            found = collect(finding) if finding is not None else None
+            self.got = found if found is not None else walk(self.root)
+        return self.got
+
+    def close(self) -> None:
+        """Stop and reap find where the listing was not asked for (a rebuild lists by itself)."""
+        if self.finding is not None:
+            self.finding.discard()
+            self.finding = None
 
 
-__all__ = ["FORMAT", "Ahead", "Finding", "Found", "format_item", "parse_item", "start"]
+__all__ = ["FORMAT", "Ahead", "Finding", "Found", "collect", "format_item", "parse_item", "start"]

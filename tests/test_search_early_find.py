@@ -1,0 +1,192 @@
+"""``memzoi search`` run by the console script (:func:`memzoi.cli.main.entry`) starts GNU find over the project's
+files before argparse and the command's imports (:func:`memzoi.cli.main.list_ahead`), with the root found by the
+dispatcher's rule; the command takes that listing only where its own root is the same. A find over another root, or
+one no command took (a usage error, ``--help``, a refused ``--limit``), is killed and reaped: no process is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memzoi.cli import main as cli_main
+from memzoi.stores import findlisting, findstart
+
+from . import builders
+from .test_find_listing import needs_gnu_find
+
+
+def _project(root: Path, title: str) -> Path:
+    builders.write(root, builders.record_path("walrus"), builders.record("walrus", title=title))
+    builders.write(root, builders.record_path("other"), builders.record("other", title="Something else"))
+    return root
+
+
+def _titles(out: str) -> list[str]:
+    return [r["title"] for r in json.loads(out)["records"]]
+
+
+@pytest.fixture
+def entered(monkeypatch):
+    """``(events, run)``: ``run(*argv)`` runs the console script's entry in this process and returns its exit code;
+    ``events`` records each find started (``("find", root, finding)``), the parser built (``("parser",)``) and each
+    find whose listing was read (``("read", finding)``). The process is not ended at once."""
+    events: list[tuple] = []
+    real_start, real_collect, real_build = findstart.start, findlisting.collect, cli_main.build_parser
+
+    def start(root):
+        finding = real_start(root)
+        events.append(("find", os.path.abspath(root), finding))
+        return finding
+
+    def collect(finding):
+        events.append(("read", finding))
+        return real_collect(finding)
+
+    def build(only=None):
+        events.append(("parser",))
+        return real_build(only)
+
+    monkeypatch.setattr(findstart, "start", start)
+    monkeypatch.setattr(findlisting, "start", start)
+    monkeypatch.setattr(findlisting, "collect", collect)
+    monkeypatch.setattr(cli_main, "build_parser", build)
+    monkeypatch.setattr(cli_main, "_ENDING", {"entry": False, "at_once": False})
+    monkeypatch.setattr(cli_main, "end_at_once", lambda code: None)
+
+    def run(*argv: str) -> int:
+        monkeypatch.setattr(sys, "argv", ["memzoi", *argv])
+        with pytest.raises(SystemExit) as exited:
+            cli_main.entry()
+        return int(exited.value.code or 0)
+
+    return events, run
+
+
+def _built(events: list[tuple], *roots: Path) -> None:
+    for root in roots:  # the first search builds the index (a rebuild lists by itself)
+        assert cli_main.main(["search", "walrus", "--root", str(root), "--no-progress", "--json"]) == 0
+    events.clear()
+
+
+@needs_gnu_find
+def test_find_starts_before_the_parser_and_its_listing_is_the_one_read(tmp_path, monkeypatch, capsys, entered):
+    events, run = entered
+    root = _project(tmp_path / "proj", "Walrus habits")
+    _built(events, root)
+    capsys.readouterr()
+    monkeypatch.chdir(root / ".memzoi" / "records")  # the root is found from here, as the command finds it
+    assert run("search", "walrus", "--json", "--no-progress") == 0
+    assert _titles(capsys.readouterr().out) == ["Walrus habits"]
+    finds = [e for e in events if e[0] == "find"]
+    assert len(finds) == 1 and events[0][:2] == ("find", str(root)) and events[1] == ("parser",)
+    early = finds[0][2]
+    assert early is not None and ("read", early) in events  # the early find's listing was the refresh's input
+    assert early.proc.returncode == 0 and findstart._EARLY == []
+
+
+@needs_gnu_find
+def test_the_root_in_root_is_where_find_starts_early(tmp_path, monkeypatch, capsys, entered):
+    events, run = entered
+    here, there = _project(tmp_path / "here", "Walrus here"), _project(tmp_path / "there", "Walrus there")
+    _built(events, here, there)
+    capsys.readouterr()
+    monkeypatch.chdir(here)
+    assert run("search", "walrus", f"--root={there}", "--json", "--no-progress") == 0
+    assert _titles(capsys.readouterr().out) == ["Walrus there"]
+    finds = [e for e in events if e[0] == "find"]
+    assert len(finds) == 1 and finds[0][1] == str(there) and events[0] is finds[0]
+    assert ("read", finds[0][2]) in events
+
+
+@needs_gnu_find
+def test_an_early_find_over_another_root_is_discarded_and_the_result_is_the_commands(
+    tmp_path, monkeypatch, capsys, entered
+):
+    events, run = entered
+    here, there = _project(tmp_path / "here", "Walrus here"), _project(tmp_path / "there", "Walrus there")
+    _built(events, here, there)
+    capsys.readouterr()
+    monkeypatch.chdir(here)
+    # argparse takes `--roo` for `--root`; the early start does not: it lists the current project, which the
+    # command then does not use
+    assert run("search", "walrus", "--roo", str(there), "--json", "--no-progress") == 0
+    assert _titles(capsys.readouterr().out) == ["Walrus there"]
+    finds = [e for e in events if e[0] == "find"]
+    assert [f[1] for f in finds] == [str(here), str(there)] and events[0] is finds[0]
+    early, used = finds[0][2], finds[1][2]
+    assert early is not None and used is not None
+    assert early.proc.returncode is not None and early.out.closed and early.err.closed  # stopped and reaped
+    assert ("read", early) not in events and ("read", used) in events
+    assert findstart._EARLY == []
+
+
+def _fake_find(tmp_path: Path) -> Path:
+    """A `find` that sleeps for a minute: left running, it shows in the process table."""
+    fake = tmp_path / "bin" / "find"
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(60)\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def _running(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker``."""
+    out = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    out.append(int(pid))
+        except OSError:
+            continue
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("--mode", "bogus"), 2),  # a usage error: argparse exits
+        (("--help",), 0),
+        (("--limit", "0"), 2),  # refused by the command before it lists
+        (("--root", "nowhere"), 2),  # not a project
+    ],
+    ids=["usage-error", "help", "bad-limit", "not-a-project"],
+)
+def test_no_find_is_left_on_any_way_out(tmp_path, args, code):
+    root = _project(tmp_path / "proj", "Walrus habits")
+    fake = _fake_find(tmp_path)
+    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "memzoi", "search", "walrus", *args],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        assert done.returncode == code, done.stderr
+        assert _running(str(fake)) == []
+    finally:
+        for pid in _running(str(fake)):
+            os.kill(pid, 9)
+
+
+@needs_gnu_find
+def test_a_search_that_rebuilds_the_index_reaps_the_find_it_did_not_read(tmp_path, monkeypatch, capsys, entered):
+    events, run = entered
+    root = _project(tmp_path / "proj", "Walrus habits")
+    _built(events, root)
+    capsys.readouterr()
+    (root / ".memzoi/config.toml").write_text('[project]\nid = "other"\n')  # every row is re-judged: a rebuild
+    monkeypatch.chdir(root)
+    assert run("search", "walrus", "--json", "--no-progress") == 0
+    assert _titles(capsys.readouterr().out) == ["Walrus habits"]
+    finds = [e for e in events if e[0] == "find"]
+    assert len(finds) == 1 and not [e for e in events if e[0] == "read"]  # the rebuild listed by itself
+    assert finds[0][2].proc.returncode is not None and finds[0][2].out.closed  # stopped (or ended) and reaped
