@@ -8,10 +8,12 @@ worker thread so a slow call never blocks the protocol loop.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import logging
 import os
 import sys
+import time
 import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
     from memzoi.agent.project import ProjectChoice
     from memzoi.judge.config_model import McpSection
+    from memzoi.stores.findlisting import Ahead
 
     from .watching import Watching
 
@@ -64,6 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: What a session's first calls import beyond the tool table, loaded with it (:func:`_load_core`), which the server
+#: runs once the client is initialized (:class:`memzoi_mcp.watching.Watching`): a call's arguments checked before the
+#: SDK takes it (:func:`memzoi_mcp.framing.triage`), the project and its ``[mcp]`` settings, a refresh by find's
+#: listing, and ``search_memory``'s local records. Not a contract: a name missing here is imported by its call.
+CALL_MODULES = (
+    "memzoi.agent.arguments",
+    "memzoi.agent.project",
+    "memzoi.judge.config",
+    "memzoi.stores.calllisting",
+    "memzoi.stores.index_fresh",
+    "memzoi.lifecycle.local",
+)
+
+
 def _client_name(ctx: Any) -> str:
     """The actor of a session's proposals: the client's ``clientInfo.name`` (one line, at most 100 chars)."""
     params = getattr(ctx.session, "client_params", None)
@@ -83,7 +100,29 @@ def _load_core() -> ModuleType:
     from memzoi.stores import storedstamps  # noqa: PLC0415 lazy: start-up
 
     storedstamps.keep()  # a long-lived process: each tool's refresh reads the rows' stamps once per database change
+    for name in CALL_MODULES:
+        importlib.import_module(name)
     return tools
+
+
+def _start_listing(root: Path, watching: Watching | None) -> Ahead | None:
+    """Serve ``root`` (its watcher and opening refresh, :meth:`memzoi_mcp.watching.Watching.serve`) and start the
+    listing of the call that has just arrived (:func:`memzoi.stores.calllisting.start`); ``None`` without watching."""
+    if watching is None:
+        return None
+    from memzoi.stores import calllisting, changefeed  # noqa: PLC0415 lazy: start-up
+
+    watching.serve(root, _load_core)
+    return calllisting.start(changefeed.feed_of(root))
+
+
+def _serve_call(tools: ModuleType, session: Any, params: Any, arrived: int, listing: Ahead | None) -> Any:
+    """``tools.call`` for the call that arrived at ``arrived`` (``time.monotonic_ns``), whose first refresh may take
+    ``listing`` (:func:`memzoi.stores.calllisting.serving`, which stops it if not taken)."""
+    from memzoi.stores.calllisting import serving  # noqa: PLC0415 lazy: start-up
+
+    with serving(session.root, arrived, listing):
+        return tools.call(session, params.name, params.arguments)
 
 
 def _install_index_sync() -> None:
@@ -163,12 +202,16 @@ def make_server(
         return choose_project(explicit, roots[0] if roots else [], env, cwd)
 
     async def initialized(ctx: Any, params: Any) -> None:
-        if watching is not None and explicit is not None:  # the project is known: start serving it now
+        if watching is None:
+            return
+        if explicit is not None:  # the project is known: start serving it now (its opening refresh loads the core)
             from memzoi.agent.project import choose_project  # noqa: PLC0415 lazy: start-up
 
             chosen = choose_project(explicit, [], env, cwd)
             if chosen.found:
                 watching.serve(chosen.root, _load_core)
+                return
+        watching.warm(_load_core)  # the project comes with the first call: load the core meanwhile
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools = await core()
@@ -187,29 +230,34 @@ def make_server(
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arrived = time.monotonic_ns()  # the call has been read: a listing started from now on may serve it
         if watching is None:
-            return await answer_call(ctx, params)
+            return await answer_call(ctx, params, arrived)
         with watching.calling():  # an opening refresh not yet walking waits for the call (Watching.calling)
-            return await answer_call(ctx, params)
+            return await answer_call(ctx, params, arrived)
 
-    async def answer_call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        tools = await core()
-        if params.name not in tools.TOOLS:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")
+    async def answer_call(ctx: Any, params: types.CallToolRequestParams, arrived: int) -> types.CallToolResult:
         chosen = await project(ctx)
-        if not chosen.found:
-            from memzoi.agent.project import no_project_message  # noqa: PLC0415 lazy: start-up
+        early = _start_listing(chosen.root, watching) if chosen.found else None  # find lists while the core loads
+        try:
+            tools = await core()
+            if params.name not in tools.TOOLS:
+                raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")
+            if not chosen.found:
+                from memzoi.agent.project import no_project_message  # noqa: PLC0415 lazy: start-up
 
-            result = tools.ToolResult.error("no_project", no_project_message(chosen))
-        else:
-            if watching is not None:
-                watching.serve(chosen.root, _load_core)
-            if chosen.root not in limits:
-                limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
-            session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
-            if tools.TOOLS[params.name].mutating:  # a proposal is a ledgered change: it keeps the index current
-                await anyio.to_thread.run_sync(_install_index_sync)
-            result = await anyio.to_thread.run_sync(tools.call, session, params.name, params.arguments)
+                result = tools.ToolResult.error("no_project", no_project_message(chosen))
+            else:
+                if chosen.root not in limits:
+                    limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
+                session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
+                if tools.TOOLS[params.name].mutating:  # a proposal is a ledgered change: it keeps the index current
+                    await anyio.to_thread.run_sync(_install_index_sync)
+                handed, early = early, None
+                result = await anyio.to_thread.run_sync(_serve_call, tools, session, params, arrived, handed)
+        finally:
+            if early is not None:  # not handed to the call: find is stopped
+                early.close()
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             structured_content=result.data,
@@ -310,9 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     import anyio  # noqa: PLC0415 lazy: start-up
     from mcp.server.stdio import stdio_server  # noqa: PLC0415 lazy: start-up
 
-    from .watching import Watching  # noqa: PLC0415 lazy: start-up
+    from .watching import SETTLE_S, Watching  # noqa: PLC0415 lazy: start-up
 
-    watching = Watching()
+    watching = Watching(settle_s=SETTLE_S)
     server = make_server(explicit, per_minute, watching=watching)
 
     async def serve() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,17 +23,28 @@ log = logging.getLogger("memzoi-mcp")
 STEP_MS = 5
 #: How long the opening refresh waits for the watcher to set up its watches (s) before it refreshes anyway.
 OPENING_BARRIER_S = 60.0
+#: The server's hold on setting up the watches (s, :class:`Watching`'s ``settle_s``): until the session's first call
+#: is answered, or this long with no call. watchfiles lists the whole tree when it sets them up and holds the
+#: interpreter meanwhile (0.2 s at 50,000 records), which a call made then would wait for.
+SETTLE_S = 2.0
+#: The pause without a call (s) after which the held watches are set up: a call's answer is written after its
+#: handler returns, and a client's next call often follows its answer at once.
+PAUSE_S = 0.05
 
 
 class Watching:
-    """The projects served so far, each with its feed and watcher thread (:meth:`serve`); :meth:`stop` ends them."""
+    """The projects served so far, each with its feed and watcher thread (:meth:`serve`); :meth:`stop` ends them.
+    With ``settle_s``, a watcher sets up its watches once the first tool call was answered (:meth:`calling`), or
+    after ``settle_s`` seconds without one, and no call is in flight: until then the calls list by find
+    (:func:`memzoi.stores.changefeed.refreshing`), which needs no watch."""
 
-    def __init__(self) -> None:
+    def __init__(self, settle_s: float = 0.0) -> None:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._served: set[Path] = set()
-        self._calls = 0  # tool calls in flight (calling)
+        self._calls = self._begun = self._answered = 0  # tool calls in flight, begun, ended (calling)
         self._quiet = threading.Condition()
+        self._settle_s = settle_s
 
     @contextlib.contextmanager
     def calling(self) -> Iterator[None]:
@@ -41,16 +53,49 @@ class Watching:
         (:func:`memzoi.stores.changefeed.refreshing`), do not share the interpreter with that walk."""
         with self._quiet:
             self._calls += 1
+            self._begun += 1
+            self._quiet.notify_all()
         try:
             yield
         finally:
             with self._quiet:
                 self._calls -= 1
+                self._answered += 1
                 self._quiet.notify_all()
 
     def _wait_quiet(self) -> None:
         with self._quiet:
             self._quiet.wait_for(lambda: self._calls == 0 or self._stop.is_set(), OPENING_BARRIER_S)
+
+    def _wait_settled(self) -> None:
+        """Return once the watches may be set up: at once without ``settle_s``; else once the first call was
+        answered (or ``settle_s`` passed without one) and then a pause of :data:`PAUSE_S` without a call came, at
+        most ``settle_s`` later."""
+        if self._settle_s <= 0:
+            return
+        stopped = self._stop.is_set
+        with self._quiet:
+            self._quiet.wait_for(lambda: self._answered > 0 or stopped(), self._settle_s)
+            end = time.monotonic() + self._settle_s
+            while not stopped() and (left := end - time.monotonic()) > 0:
+                if self._calls == 0 and not self._quiet.wait_for(self._began_since(self._begun), min(PAUSE_S, left)):
+                    return  # a pause: no call began
+                self._quiet.wait_for(lambda: self._calls == 0 or stopped(), max(0.0, end - time.monotonic()))
+
+    def _began_since(self, seen: int) -> Callable[[], bool]:
+        return lambda: self._begun != seen or self._stop.is_set()
+
+    def warm(self, load: Callable[[], object]) -> None:
+        """Run ``load`` (a function that loads the core) on a thread of its own, so that a first call that comes
+        meanwhile finds it loaded or loading; a failure is left to that call. Never raises."""
+
+        def run() -> None:
+            try:
+                load()
+            except Exception as err:  # the first call loads it again and says what is wrong
+                log.info("loading the core: %s", err)
+
+        threading.Thread(target=run, name="memzoi-mcp-warm", daemon=True).start()
 
     def serve(self, root: Path, warm: Callable[[], object] | None = None) -> None:
         """Start the watcher of ``root``'s ``.memzoi`` and, with ``warm`` (a function that loads the core), an
@@ -78,6 +123,7 @@ class Watching:
         from memzoi.base.dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         try:
+            self._wait_settled()
             feed.running()
             # every path reported (no filter): the barrier's files and every name below .memzoi count
             for paths in changed_paths(feed.memzoi, feed.sentinels, stop=self._stop, step_ms=STEP_MS, every_path=True):
@@ -93,6 +139,8 @@ class Watching:
         from memzoi.stores import changefeed  # noqa: PLC0415 lazy: start-up
 
         self._stop.set()
+        with self._quiet:
+            self._quiet.notify_all()
         with self._lock:
             roots = list(self._served)
         for root in roots:

@@ -23,6 +23,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
@@ -175,6 +176,14 @@ class Finding:
                 return None
         return Found(self.root, self.dev, out)
 
+    def close(self) -> None:
+        """Stop find and close the anonymous files, for a listing no one will wait for. Never raises."""
+        with contextlib.suppress(OSError):
+            self.proc.kill()  # nothing when it was reaped already
+        self.proc.wait()
+        self.out.close()
+        self.err.close()
+
 
 def start(project_root: str | os.PathLike[str]) -> Finding | None:
     """Start find over the project's ``records`` and ``proposals`` (those that are folders, not symlinks, below a
@@ -208,9 +217,12 @@ class Ahead:
     """The listing of the project ``root`` taken ahead, for a one-shot caller with its imports to do meanwhile
     (``memzoi search``): by find in a process of its own (:func:`start`), else by the Python walk on a thread
     (:func:`memzoi.stores.planelisting.walk_ahead`). Calling it waits and gives find's :class:`Found`, or the
-    walk's :class:`memzoi.stores.planelisting.Listing` where find cannot be used."""
+    walk's :class:`memzoi.stores.planelisting.Listing` where find cannot be used. ``started_ns``
+    (``time.monotonic_ns``) is taken before anything is listed: every change completed before it is in the listing
+    (:func:`memzoi.stores.calllisting.valid`)."""
 
     def __init__(self, project_root: str | os.PathLike[str]) -> None:
+        self.started_ns = time.monotonic_ns()
         self.root = os.path.abspath(project_root)
         self.finding = start(self.root)
         self.walking: Callable[[], Listing] | None = None
@@ -227,6 +239,11 @@ class Ahead:
         assert self.finding is not None
         found = self.finding.wait()
         return found if found is not None else walk(self.root)
+
+    def close(self) -> None:
+        """Give up a listing no one will take: find is stopped (a walk on a thread is left to end). Never raises."""
+        if self.finding is not None:
+            self.finding.close()
 
 
 __all__ = ["FORMAT", "Ahead", "Finding", "Found", "format_item", "parse_item", "start"]
