@@ -63,9 +63,11 @@ class Watching:
                 self._answered += 1
                 self._quiet.notify_all()
 
-    def _wait_quiet(self) -> None:
+    def _wait_quiet(self) -> bool:
+        """Wait until no call is in flight (at most :data:`OPENING_BARRIER_S`); false once the server stops."""
         with self._quiet:
             self._quiet.wait_for(lambda: self._calls == 0 or self._stop.is_set(), OPENING_BARRIER_S)
+        return not self._stop.is_set()
 
     def _wait_settled(self) -> None:
         """Return once the watches may be set up: at once without ``settle_s``; else once the first call was
@@ -147,16 +149,17 @@ class Watching:
             changefeed.unregister(root)
 
 
-def _opening_refresh(root: Path, warm: Callable[[], object], feed: ChangeFeed, quiet: Callable[[], None]) -> None:
+def _opening_refresh(root: Path, warm: Callable[[], object], feed: ChangeFeed, quiet: Callable[[], bool]) -> None:
     """Load the core, wait until the watcher's watches are in place (its first barrier) and no tool call is in
-    flight (``quiet``), walk the plane for the feed (from then on the calls' refreshes take its listing,
+    flight (``quiet``; false: the server stops, nothing more is done), walk the plane for the feed (from then on the calls' refreshes take its listing,
     :meth:`memzoi.stores.changefeed.ChangeFeed.vouches`; a call before that takes find's, without waiting) and
     refresh ``root``'s index once through it (the rows' stamps read for the calls after it); a failure is left to
     the next call, which reports it."""
     try:
         warm()
         feed.barrier(timeout=OPENING_BARRIER_S)
-        quiet()  # no tool call in flight (Watching.calling)
+        if not quiet():  # no tool call in flight (Watching.calling), unless the server stops
+            return
         with feed.refreshing:  # the feed's first listing: from then on it vouches (the calls before take find's)
             feed.listing()
         from memzoi.agent.recall import Reader  # noqa: PLC0415 lazy: start-up
