@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,22 +26,21 @@ OPENING_BARRIER_S = 60.0
 #: is answered, or this long with no call. watchfiles lists the whole tree when it sets them up and holds the
 #: interpreter meanwhile (0.2 s at 50,000 records), which a call made then would wait for.
 SETTLE_S = 2.0
-#: The pause without a call (s) after which the held watches are set up: a call's answer is written after its
-#: handler returns, and a client's next call often follows its answer at once.
+#: How long after the first call's handler returned the held watches are set up (s): its answer is written then.
 PAUSE_S = 0.05
 
 
 class Watching:
     """The projects served so far, each with its feed and watcher thread (:meth:`serve`); :meth:`stop` ends them.
     With ``settle_s``, a watcher sets up its watches once the first tool call was answered (:meth:`calling`), or
-    after ``settle_s`` seconds without one, and no call is in flight: until then the calls list by find
+    after ``settle_s`` seconds without one: until then the calls list by find
     (:func:`memzoi.stores.changefeed.refreshing`), which needs no watch."""
 
     def __init__(self, settle_s: float = 0.0) -> None:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._served: set[Path] = set()
-        self._calls = self._begun = self._answered = 0  # tool calls in flight, begun, ended (calling)
+        self._calls = self._answered = 0  # tool calls in flight, and ended (calling)
         self._quiet = threading.Condition()
         self._settle_s = settle_s
 
@@ -53,8 +51,6 @@ class Watching:
         (:func:`memzoi.stores.changefeed.refreshing`), do not share the interpreter with that walk."""
         with self._quiet:
             self._calls += 1
-            self._begun += 1
-            self._quiet.notify_all()
         try:
             yield
         finally:
@@ -70,22 +66,12 @@ class Watching:
         return not self._stop.is_set()
 
     def _wait_settled(self) -> None:
-        """Return once the watches may be set up: at once without ``settle_s``; else once the first call was
-        answered (or ``settle_s`` passed without one) and then a pause of :data:`PAUSE_S` without a call came, at
-        most ``settle_s`` later."""
-        if self._settle_s <= 0:
-            return
-        stopped = self._stop.is_set
-        with self._quiet:
-            self._quiet.wait_for(lambda: self._answered > 0 or stopped(), self._settle_s)
-            end = time.monotonic() + self._settle_s
-            while not stopped() and (left := end - time.monotonic()) > 0:
-                if self._calls == 0 and not self._quiet.wait_for(self._began_since(self._begun), min(PAUSE_S, left)):
-                    return  # a pause: no call began
-                self._quiet.wait_for(lambda: self._calls == 0 or stopped(), max(0.0, end - time.monotonic()))
-
-    def _began_since(self, seen: int) -> Callable[[], bool]:
-        return lambda: self._begun != seen or self._stop.is_set()
+        """Return once the watches may be set up: at once without ``settle_s``; else :data:`PAUSE_S` after the
+        first call was answered, or after ``settle_s`` without one."""
+        if self._settle_s > 0:
+            with self._quiet:
+                self._quiet.wait_for(lambda: self._answered > 0 or self._stop.is_set(), self._settle_s)
+            self._stop.wait(PAUSE_S)  # its answer is written once the handler has returned
 
     def warm(self, load: Callable[[], object]) -> None:
         """Run ``load`` (a function that loads the core) on a thread of its own, so that a first call that comes

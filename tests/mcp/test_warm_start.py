@@ -180,3 +180,27 @@ def test_without_a_call_the_watches_are_set_up(project, settle_s, monkeypatch):
         assert watched.wait(60)
     finally:
         watching.stop()
+
+
+def test_a_call_queries_while_find_lists_and_keeps_it_only_where_nothing_changed(project, closed, monkeypatch):
+    """Before the feed vouches, ``search_memory`` queries the index as it is while find lists the files, as
+    ``memzoi search`` does, and keeps that answer only where the refresh changed none of the rows (Reader.early):
+    after a same-size edit it queries again and serves the new text."""
+    from memzoi.stores.findlisting import Finding
+
+    current_with_a_mark(project)
+    order: list[str] = []
+    real_search, real_wait = Index.search, Finding.wait
+    monkeypatch.setattr(Index, "search", lambda self, *a, **k: (order.append("query"), real_search(self, *a, **k))[1])
+    monkeypatch.setattr(Finding, "wait", lambda self: (order.append("listed"), real_wait(self))[1])
+    watching = Watching(settle_s=60)  # no watch: the calls list by find
+    try:
+        watching.serve(project)
+        assert ids(project, OLD) == [FACT_ID]
+        assert order == ["query", "listed"]  # the query did not wait for find, and was kept
+        order.clear()
+        same_size_edit(fact(project))
+        assert ids(project, NEW) == [FACT_ID]
+        assert order == ["query", "listed", "query"]  # the refresh re-indexed the record: queried again
+    finally:
+        watching.stop()
