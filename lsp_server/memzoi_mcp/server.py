@@ -90,9 +90,11 @@ def _client_name(ctx: Any) -> str:
 
 
 def _load_core() -> ModuleType:
-    """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool), loaded on the first request
-    so the handshake does not wait for its imports; from then on the index rows' stamps are kept between refreshes
-    (:func:`memzoi.stores.storedstamps.keep`)."""
+    """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool) and :data:`CALL_MODULES`,
+    loaded once the client is initialized (or at the first request) so the handshake does not wait for their
+    imports; from then on the index rows' stamps are kept between refreshes (:func:`memzoi.stores.storedstamps.keep`).
+    A call's arguments are checked when it is read, before the SDK takes it: that module comes first."""
+    importlib.import_module(CALL_MODULES[0])
     from memzoi.runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
 
     with cached_patterns():  # the detectors (the tools scrub what they echo) compile their patterns from the cache
@@ -100,7 +102,7 @@ def _load_core() -> ModuleType:
     from memzoi.stores import storedstamps  # noqa: PLC0415 lazy: start-up
 
     storedstamps.keep()  # a long-lived process: each tool's refresh reads the rows' stamps once per database change
-    for name in CALL_MODULES:
+    for name in CALL_MODULES[1:]:
         importlib.import_module(name)
     return tools
 
