@@ -137,10 +137,10 @@ class Watching:
 
 def _opening_refresh(root: Path, warm: Callable[[], object], feed: ChangeFeed, quiet: Callable[[], bool]) -> None:
     """Load the core, wait until the watcher's watches are in place (its first barrier) and no tool call is in
-    flight (``quiet``; false: the server stops, nothing more is done), walk the plane for the feed (from then on the calls' refreshes take its listing,
-    :meth:`memzoi.stores.changefeed.ChangeFeed.vouches`; a call before that takes find's, without waiting) and
-    refresh ``root``'s index once through it (the rows' stamps read for the calls after it); a failure is left to
-    the next call, which reports it."""
+    flight (``quiet``; false: the server stops, and nothing more is done), walk the plane for the feed (from then
+    on the calls' refreshes take its listing, :meth:`memzoi.stores.changefeed.ChangeFeed.vouches`; a call before
+    that takes find's, without waiting) and refresh ``root``'s index once through it (the rows' stamps read for the
+    calls after it); a failure is left to the next call, which reports it."""
     try:
         warm()
         feed.barrier(timeout=OPENING_BARRIER_S)
