@@ -9,25 +9,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import io
 import logging
 import os
 import sys
 import time
 import warnings
-from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from anyio.streams.memory import MemoryObjectReceiveStream
     from mcp.server.lowlevel import Server
 
     from memzoi.agent.project import ProjectChoice
     from memzoi.judge.config_model import McpSection
     from memzoi.stores.findlisting import Ahead
 
+    from .arrivals import Arrivals
     from .watching import Watching
 
 DESCRIPTION = """\
@@ -118,6 +116,14 @@ def _start_listing(root: Path, watching: Watching | None) -> Ahead | None:
     return calllisting.start(changefeed.feed_of(root))
 
 
+def _early_listing(explicit: Path | None, watching: Watching) -> Ahead | None:
+    """:func:`_start_listing` of the project served with ``--root`` (``explicit``), for a call just read."""
+    from memzoi.agent.project import choose_project  # noqa: PLC0415 lazy: start-up
+
+    chosen = choose_project(explicit, [], dict(os.environ), Path.cwd()) if explicit is not None else None
+    return _start_listing(chosen.root, watching) if chosen is not None and chosen.found else None
+
+
 def _serve_call(tools: ModuleType, session: Any, params: Any, arrived: int, listing: Ahead | None) -> Any:
     """``tools.call`` for the call that arrived at ``arrived`` (``time.monotonic_ns``), whose first refresh may take
     ``listing`` (:func:`memzoi.stores.calllisting.serving`, which stops it if not taken)."""
@@ -170,12 +176,13 @@ def make_server(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     watching: Watching | None = None,
+    arrivals: Arrivals | None = None,
 ) -> Server[Any]:
     """The SDK ``Server`` serving the core's tool table for the project :func:`memzoi.agent.project.choose_project`
     picks from ``explicit`` (``--root``), the client's roots, ``env`` and ``cwd``, asked again when the client's
     roots change. With ``watching``, each project served gets a watcher and an opening refresh
     (:class:`memzoi_mcp.watching.Watching`): once the client is initialized with ``--root``, else from the first tool
-    call."""
+    call. ``arrivals``: when and with which listing each call arrived (:class:`memzoi_mcp.arrivals.Arrivals`)."""
     import anyio  # noqa: PLC0415 lazy: start-up
     import mcp_types as types  # noqa: PLC0415 lazy: start-up
     from mcp.server.lowlevel import Server  # noqa: PLC0415 lazy: start-up
@@ -232,15 +239,17 @@ def make_server(
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        arrived = time.monotonic_ns()  # the call has been read: a listing started from now on may serve it
+        noted = arrivals.take(ctx.request_id) if arrivals is not None else None  # read (and listed) earlier
+        arrived, early = noted if noted is not None else (time.monotonic_ns(), None)
         if watching is None:
-            return await answer_call(ctx, params, arrived)
+            return await answer_call(ctx, params, arrived, early)
         with watching.calling():  # an opening refresh not yet walking waits for the call (Watching.calling)
-            return await answer_call(ctx, params, arrived)
+            return await answer_call(ctx, params, arrived, early)
 
-    async def answer_call(ctx: Any, params: types.CallToolRequestParams, arrived: int) -> types.CallToolResult:
+    async def answer_call(ctx: Any, params: Any, arrived: int, early: Ahead | None) -> types.CallToolResult:
         chosen = await project(ctx)
-        early = _start_listing(chosen.root, watching) if chosen.found else None  # find lists while the core loads
+        if early is None and chosen.found:
+            early = _start_listing(chosen.root, watching)  # find lists while the core loads
         try:
             tools = await core()
             if params.name not in tools.TOOLS:
@@ -287,43 +296,6 @@ def make_server(
     return server
 
 
-def _triaged_stdin() -> tuple[MemoryObjectReceiveStream[dict[str, Any]], Any]:
-    """Standard input as the SDK's transport reads it, minus the lines it cannot take: those are answered
-    (:func:`memzoi_mcp.framing.triage`) through the returned stream of error responses."""
-    import anyio  # noqa: PLC0415 lazy: start-up
-    import mcp_types as types  # noqa: PLC0415 lazy: start-up
-
-    from .framing import triage  # noqa: PLC0415 lazy: start-up
-
-    send, receive = anyio.create_memory_object_stream[dict[str, Any]](100)
-    raw = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-
-    class Lines:
-        def __aiter__(self) -> AsyncIterator[str]:
-            return self._lines()
-
-        async def _lines(self) -> AsyncIterator[str]:
-            async with send:
-                async for line in raw:
-                    forward, answer = triage(line, types.jsonrpc_message_adapter.validate_json)
-                    if forward:
-                        yield line
-                    elif answer is not None:
-                        await send.send(answer)
-
-    return receive, Lines()
-
-
-async def _send_answers(answers: MemoryObjectReceiveStream[dict[str, Any]], write: Any) -> None:
-    """Send each error response of :func:`_triaged_stdin` through the SDK's writer (one writer: no interleaving)."""
-    import mcp_types as types  # noqa: PLC0415 lazy: start-up
-    from mcp.shared.message import SessionMessage  # noqa: PLC0415 lazy: start-up
-
-    async with answers:
-        async for answer in answers:
-            await write.send(SessionMessage(types.JSONRPCError.model_validate(answer)))
-
-
 def _defer_sdk_package_inits() -> None:
     """Import the SDK's ``mcp`` and ``mcp.server`` packages without their ``__init__``, which load the client,
     HTTP, auth and high-level server stacks a stdio server never uses (about a sixth of the start-up's CPU,
@@ -360,16 +332,19 @@ def main(argv: list[str] | None = None) -> int:
     import anyio  # noqa: PLC0415 lazy: start-up
     from mcp.server.stdio import stdio_server  # noqa: PLC0415 lazy: start-up
 
+    from .arrivals import Arrivals  # noqa: PLC0415 lazy: start-up
+    from .framing import send_answers, triaged_stdin  # noqa: PLC0415 lazy: start-up
     from .watching import SETTLE_S, Watching  # noqa: PLC0415 lazy: start-up
 
     watching = Watching(settle_s=SETTLE_S)
-    server = make_server(explicit, per_minute, watching=watching)
+    arrivals = Arrivals(lambda: _early_listing(explicit, watching))
+    server = make_server(explicit, per_minute, watching=watching, arrivals=arrivals)
 
     async def serve() -> None:
-        answers, stdin = _triaged_stdin()
+        answers, stdin = triaged_stdin(arrivals)
         async with stdio_server(stdin=stdin) as (read, write):
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_send_answers, answers, write)
+                tg.start_soon(send_answers, answers, write)
                 await server.run(read, write, server.create_initialization_options())
                 tg.cancel_scope.cancel()
 
@@ -378,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        arrivals.close()
         watching.stop()
     return 0
 

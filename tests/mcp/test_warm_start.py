@@ -6,8 +6,10 @@ it lists the tree)."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+import time
 from types import SimpleNamespace
 from typing import Any
 from unittest import mock
@@ -16,11 +18,13 @@ import mcp_types as types
 import pytest
 from hypothesis import given, strategies as st
 
+import memzoi_mcp.arrivals as arrivals_module
 import memzoi_mcp.server as mcp_server
 from memzoi.base import dirwatch
 from memzoi.stores import calllisting, changefeed
 from memzoi.stores.findlisting import Ahead
 from memzoi.stores.index import Index
+from memzoi_mcp.arrivals import Arrivals
 from memzoi_mcp.watching import Watching
 
 from ..index_setup import NEW, OLD, closed, fact, same_size_edit  # noqa: F401 - fixtures
@@ -90,6 +94,7 @@ class Ctx(SimpleNamespace):
     """What the server's handlers read of the SDK's request context."""
 
     session: Any = None
+    request_id: Any = None
 
 
 async def test_the_core_is_loaded_once_the_client_is_initialized(project, monkeypatch):
@@ -203,4 +208,62 @@ def test_a_call_queries_while_find_lists_and_keeps_it_only_where_nothing_changed
         assert ids(project, NEW) == [FACT_ID]
         assert order == ["query", "listed", "query"]  # the refresh re-indexed the record: queried again
     finally:
+        watching.stop()
+
+
+def call_line(rid: object, name: str = "search_memory") -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": {}}})
+
+
+def test_arrivals_note_each_call_read_with_its_listing():
+    started: list[Listing] = []
+    arrivals = Arrivals(lambda: started.append(Listing(0)) or started[-1])
+    assert arrivals.read('{"jsonrpc": "2.0", "method": "notifications/initialized"}') is None
+    assert arrivals.read('{"method": "tools/call", oops') is None  # not JSON: the check answers it
+    assert arrivals.read(json.dumps({"jsonrpc": "2.0", "method": "tools/call"})) is None  # no id: never answered
+    assert started == []
+    before = time.monotonic_ns()
+    assert arrivals.read(call_line(1)) == 1
+    noted = arrivals.take(1)
+    assert noted is not None and noted[0] >= before and noted[1] is started[0]
+    assert arrivals.take(1) is None  # once
+    arrivals.read(call_line("a"))
+    arrivals.drop("a")  # its line was refused
+    assert started[1].closed and arrivals.take("a") is None
+    for rid in range(100, 100 + arrivals_module.KEPT + 1):  # calls the SDK answered itself: never taken
+        arrivals.read(call_line(rid))
+    assert started[2].closed and not started[3].closed
+    arrivals.close()
+    assert all(listing.closed for listing in started[3:])
+
+
+@given(st.text(max_size=200))
+def test_arrivals_never_raise(line):
+    arrivals = Arrivals(lambda: None)
+    rid = arrivals.read(line + '"tools/call"')
+    assert rid is None or arrivals.take(rid) is not None
+
+
+async def test_a_call_takes_the_listing_started_when_its_line_was_read(project, closed, monkeypatch):
+    current_with_a_mark(project)
+    taken: list[object] = []
+    real_refresh = Index.refresh
+    monkeypatch.setattr(
+        Index, "refresh", lambda self, *a, **k: (taken.append(k.get("walked")), real_refresh(self, *a, **k))[1]
+    )
+    watching = Watching(settle_s=60)  # no watch while the test runs: every call lists by find
+    arrivals = Arrivals(lambda: mcp_server._early_listing(project, watching))
+    server = mcp_server.make_server(project, None, env={}, cwd=project, watching=watching, arrivals=arrivals)
+    try:
+        call = server.get_request_handler("tools/call")
+        assert call is not None
+        assert arrivals.read(call_line(7)) == 7
+        noted = arrivals._calls[7][1]
+        assert noted is not None
+        params = types.CallToolRequestParams(name="search_memory", arguments={"query": OLD})
+        res = await call.handler(Ctx(request_id=7), params)
+        assert [h["id"] for h in res.structured_content["results"]] == [FACT_ID]
+        assert taken == [noted]
+    finally:
+        arrivals.close()
         watching.stop()
