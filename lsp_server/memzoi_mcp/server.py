@@ -247,10 +247,10 @@ def make_server(
             return await answer_call(ctx, params, arrived, early)
 
     async def answer_call(ctx: Any, params: Any, arrived: int, early: Ahead | None) -> types.CallToolResult:
-        chosen = await project(ctx)
-        if early is None and chosen.found:
-            early = _start_listing(chosen.root, watching)  # find lists while the core loads
         try:
+            chosen = await project(ctx)
+            if early is None and chosen.found:
+                early = _start_listing(chosen.root, watching)  # find lists while the core loads
             tools = await core()
             if params.name not in tools.TOOLS:
                 raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")
