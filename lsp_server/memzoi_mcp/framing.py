@@ -6,13 +6,22 @@ message goes on to the SDK; anything else is answered here, as JSON-RPC 2.0 says
 invalid request ``-32600`` with ``id: null`` unless the id can be read, invalid params ``-32602`` for a request
 whose method is known but whose shape is not, and for a ``tools/call`` whose ``arguments`` is not an object,
 :func:`memzoi.agent.arguments.call_params_problem`), and never reaches the SDK. A malformed notification (no ``id``)
-gets no answer, as the specification requires.
+gets no answer, as the specification requires. :func:`triaged_stdin` is standard input so sorted, for the SDK's
+stdio transport, with the answers :func:`send_answers` writes.
 """
 
 from __future__ import annotations
 
+import io
 import json
-from typing import Any
+import sys
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream
+
+    from .arrivals import Arrivals
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
@@ -68,3 +77,43 @@ def _invalid(obj: Any) -> dict[str, Any] | None:
             rid,
         )
     return error_response(INVALID_PARAMS, f"Invalid params for {obj['method'][:100]}", rid)
+
+
+def triaged_stdin(arrivals: Arrivals | None = None) -> tuple[MemoryObjectReceiveStream[dict[str, Any]], Any]:
+    """Standard input as the SDK's transport reads it, minus the lines it cannot take: those are answered
+    (:func:`triage`) through the returned stream of error responses. Each line is first noted by ``arrivals``
+    (:meth:`memzoi_mcp.arrivals.Arrivals.read`: a call's arrival and listing), and dropped from it if refused."""
+    import anyio  # noqa: PLC0415 lazy: start-up
+    import mcp_types as types  # noqa: PLC0415 lazy: start-up
+
+    send, receive = anyio.create_memory_object_stream[dict[str, Any]](100)
+    raw = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+
+    class Lines:
+        def __aiter__(self) -> AsyncIterator[str]:
+            return self._lines()
+
+        async def _lines(self) -> AsyncIterator[str]:
+            async with send:
+                async for line in raw:
+                    rid = arrivals.read(line) if arrivals is not None else None  # before the check's imports
+                    forward, answer = triage(line, types.jsonrpc_message_adapter.validate_json)
+                    if forward:
+                        yield line
+                        continue
+                    if rid is not None and arrivals is not None:
+                        arrivals.drop(rid)
+                    if answer is not None:
+                        await send.send(answer)
+
+    return receive, Lines()
+
+
+async def send_answers(answers: MemoryObjectReceiveStream[dict[str, Any]], write: Any) -> None:
+    """Send each error response of :func:`triaged_stdin` through the SDK's writer (one writer: no interleaving)."""
+    import mcp_types as types  # noqa: PLC0415 lazy: start-up
+    from mcp.shared.message import SessionMessage  # noqa: PLC0415 lazy: start-up
+
+    async with answers:
+        async for answer in answers:
+            await write.send(SessionMessage(types.JSONRPCError.model_validate(answer)))

@@ -8,23 +8,24 @@ worker thread so a slow call never blocks the protocol loop.
 from __future__ import annotations
 
 import argparse
-import io
+import importlib
 import logging
 import os
 import sys
+import time
 import warnings
-from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from anyio.streams.memory import MemoryObjectReceiveStream
     from mcp.server.lowlevel import Server
 
     from memzoi.agent.project import ProjectChoice
     from memzoi.judge.config_model import McpSection
+    from memzoi.stores.findlisting import Ahead
 
+    from .arrivals import Arrivals
     from .watching import Watching
 
 DESCRIPTION = """\
@@ -64,6 +65,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: What a session's first calls import beyond the tool table, loaded with it (:func:`_load_core`), which the server
+#: runs once the client is initialized (:class:`memzoi_mcp.watching.Watching`): a call's arguments checked before the
+#: SDK takes it (:func:`memzoi_mcp.framing.triage`), the project and its ``[mcp]`` settings, a refresh by find's
+#: listing, and ``search_memory``'s local records. Not a contract: a name missing here is imported by its call.
+CALL_MODULES = (
+    "memzoi.agent.arguments",
+    "memzoi.agent.project",
+    "memzoi.judge.config",
+    "memzoi.stores.calllisting",
+    "memzoi.stores.index_fresh",
+    "memzoi.lifecycle.local",
+)
+
+
 def _client_name(ctx: Any) -> str:
     """The actor of a session's proposals: the client's ``clientInfo.name`` (one line, at most 100 chars)."""
     params = getattr(ctx.session, "client_params", None)
@@ -73,9 +88,11 @@ def _client_name(ctx: Any) -> str:
 
 
 def _load_core() -> ModuleType:
-    """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool), loaded on the first request
-    so the handshake does not wait for its imports; from then on the index rows' stamps are kept between refreshes
-    (:func:`memzoi.stores.storedstamps.keep`)."""
+    """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool) and :data:`CALL_MODULES`,
+    loaded once the client is initialized (or at the first request) so the handshake does not wait for their
+    imports; from then on the index rows' stamps are kept between refreshes (:func:`memzoi.stores.storedstamps.keep`).
+    A call's arguments are checked when it is read, before the SDK takes it: that module comes first."""
+    importlib.import_module(CALL_MODULES[0])
     from memzoi.runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
 
     with cached_patterns():  # the detectors (the tools scrub what they echo) compile their patterns from the cache
@@ -83,7 +100,37 @@ def _load_core() -> ModuleType:
     from memzoi.stores import storedstamps  # noqa: PLC0415 lazy: start-up
 
     storedstamps.keep()  # a long-lived process: each tool's refresh reads the rows' stamps once per database change
+    for name in CALL_MODULES[1:]:
+        importlib.import_module(name)
     return tools
+
+
+def _start_listing(root: Path, watching: Watching | None) -> Ahead | None:
+    """Serve ``root`` (its watcher and opening refresh, :meth:`memzoi_mcp.watching.Watching.serve`) and start the
+    listing of the call that has just arrived (:func:`memzoi.stores.calllisting.start`); ``None`` without watching."""
+    if watching is None:
+        return None
+    from memzoi.stores import calllisting, changefeed  # noqa: PLC0415 lazy: start-up
+
+    watching.serve(root, _load_core)
+    return calllisting.start(changefeed.feed_of(root))
+
+
+def _early_listing(explicit: Path | None, watching: Watching) -> Ahead | None:
+    """:func:`_start_listing` of the project served with ``--root`` (``explicit``), for a call just read."""
+    from memzoi.agent.project import choose_project  # noqa: PLC0415 lazy: start-up
+
+    chosen = choose_project(explicit, [], dict(os.environ), Path.cwd()) if explicit is not None else None
+    return _start_listing(chosen.root, watching) if chosen is not None and chosen.found else None
+
+
+def _serve_call(tools: ModuleType, session: Any, params: Any, arrived: int, listing: Ahead | None) -> Any:
+    """``tools.call`` for the call that arrived at ``arrived`` (``time.monotonic_ns``), whose first refresh may take
+    ``listing`` (:func:`memzoi.stores.calllisting.serving`, which stops it if not taken)."""
+    from memzoi.stores.calllisting import serving  # noqa: PLC0415 lazy: start-up
+
+    with serving(session.root, arrived, listing):
+        return tools.call(session, params.name, params.arguments)
 
 
 def _install_index_sync() -> None:
@@ -129,12 +176,13 @@ def make_server(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     watching: Watching | None = None,
+    arrivals: Arrivals | None = None,
 ) -> Server[Any]:
     """The SDK ``Server`` serving the core's tool table for the project :func:`memzoi.agent.project.choose_project`
     picks from ``explicit`` (``--root``), the client's roots, ``env`` and ``cwd``, asked again when the client's
     roots change. With ``watching``, each project served gets a watcher and an opening refresh
     (:class:`memzoi_mcp.watching.Watching`): once the client is initialized with ``--root``, else from the first tool
-    call."""
+    call. ``arrivals``: when and with which listing each call arrived (:class:`memzoi_mcp.arrivals.Arrivals`)."""
     import anyio  # noqa: PLC0415 lazy: start-up
     import mcp_types as types  # noqa: PLC0415 lazy: start-up
     from mcp.server.lowlevel import Server  # noqa: PLC0415 lazy: start-up
@@ -163,12 +211,16 @@ def make_server(
         return choose_project(explicit, roots[0] if roots else [], env, cwd)
 
     async def initialized(ctx: Any, params: Any) -> None:
-        if watching is not None and explicit is not None:  # the project is known: start serving it now
+        if watching is None:
+            return
+        if explicit is not None:  # the project is known: start serving it now (its opening refresh loads the core)
             from memzoi.agent.project import choose_project  # noqa: PLC0415 lazy: start-up
 
             chosen = choose_project(explicit, [], env, cwd)
             if chosen.found:
                 watching.serve(chosen.root, _load_core)
+                return
+        watching.warm(_load_core)  # the project comes with the first call: load the core meanwhile
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools = await core()
@@ -187,29 +239,36 @@ def make_server(
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        noted = arrivals.take(ctx.request_id) if arrivals is not None else None  # read (and listed) earlier
+        arrived, early = noted if noted is not None else (time.monotonic_ns(), None)
         if watching is None:
-            return await answer_call(ctx, params)
+            return await answer_call(ctx, params, arrived, early)
         with watching.calling():  # an opening refresh not yet walking waits for the call (Watching.calling)
-            return await answer_call(ctx, params)
+            return await answer_call(ctx, params, arrived, early)
 
-    async def answer_call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        tools = await core()
-        if params.name not in tools.TOOLS:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")
-        chosen = await project(ctx)
-        if not chosen.found:
-            from memzoi.agent.project import no_project_message  # noqa: PLC0415 lazy: start-up
+    async def answer_call(ctx: Any, params: Any, arrived: int, early: Ahead | None) -> types.CallToolResult:
+        try:
+            chosen = await project(ctx)
+            if early is None and chosen.found:
+                early = _start_listing(chosen.root, watching)  # find lists while the core loads
+            tools = await core()
+            if params.name not in tools.TOOLS:
+                raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")
+            if not chosen.found:
+                from memzoi.agent.project import no_project_message  # noqa: PLC0415 lazy: start-up
 
-            result = tools.ToolResult.error("no_project", no_project_message(chosen))
-        else:
-            if watching is not None:
-                watching.serve(chosen.root, _load_core)
-            if chosen.root not in limits:
-                limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
-            session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
-            if tools.TOOLS[params.name].mutating:  # a proposal is a ledgered change: it keeps the index current
-                await anyio.to_thread.run_sync(_install_index_sync)
-            result = await anyio.to_thread.run_sync(tools.call, session, params.name, params.arguments)
+                result = tools.ToolResult.error("no_project", no_project_message(chosen))
+            else:
+                if chosen.root not in limits:
+                    limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
+                session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
+                if tools.TOOLS[params.name].mutating:  # a proposal is a ledgered change: it keeps the index current
+                    await anyio.to_thread.run_sync(_install_index_sync)
+                handed, early = early, None
+                result = await anyio.to_thread.run_sync(_serve_call, tools, session, params, arrived, handed)
+        finally:
+            if early is not None:  # not handed to the call: find is stopped
+                early.close()
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             structured_content=result.data,
@@ -235,43 +294,6 @@ def make_server(
         )
     server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
     return server
-
-
-def _triaged_stdin() -> tuple[MemoryObjectReceiveStream[dict[str, Any]], Any]:
-    """Standard input as the SDK's transport reads it, minus the lines it cannot take: those are answered
-    (:func:`memzoi_mcp.framing.triage`) through the returned stream of error responses."""
-    import anyio  # noqa: PLC0415 lazy: start-up
-    import mcp_types as types  # noqa: PLC0415 lazy: start-up
-
-    from .framing import triage  # noqa: PLC0415 lazy: start-up
-
-    send, receive = anyio.create_memory_object_stream[dict[str, Any]](100)
-    raw = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-
-    class Lines:
-        def __aiter__(self) -> AsyncIterator[str]:
-            return self._lines()
-
-        async def _lines(self) -> AsyncIterator[str]:
-            async with send:
-                async for line in raw:
-                    forward, answer = triage(line, types.jsonrpc_message_adapter.validate_json)
-                    if forward:
-                        yield line
-                    elif answer is not None:
-                        await send.send(answer)
-
-    return receive, Lines()
-
-
-async def _send_answers(answers: MemoryObjectReceiveStream[dict[str, Any]], write: Any) -> None:
-    """Send each error response of :func:`_triaged_stdin` through the SDK's writer (one writer: no interleaving)."""
-    import mcp_types as types  # noqa: PLC0415 lazy: start-up
-    from mcp.shared.message import SessionMessage  # noqa: PLC0415 lazy: start-up
-
-    async with answers:
-        async for answer in answers:
-            await write.send(SessionMessage(types.JSONRPCError.model_validate(answer)))
 
 
 def _defer_sdk_package_inits() -> None:
@@ -310,16 +332,19 @@ def main(argv: list[str] | None = None) -> int:
     import anyio  # noqa: PLC0415 lazy: start-up
     from mcp.server.stdio import stdio_server  # noqa: PLC0415 lazy: start-up
 
-    from .watching import Watching  # noqa: PLC0415 lazy: start-up
+    from .arrivals import Arrivals  # noqa: PLC0415 lazy: start-up
+    from .framing import send_answers, triaged_stdin  # noqa: PLC0415 lazy: start-up
+    from .watching import SETTLE_S, Watching  # noqa: PLC0415 lazy: start-up
 
-    watching = Watching()
-    server = make_server(explicit, per_minute, watching=watching)
+    watching = Watching(settle_s=SETTLE_S)
+    arrivals = Arrivals(lambda: _early_listing(explicit, watching))
+    server = make_server(explicit, per_minute, watching=watching, arrivals=arrivals)
 
     async def serve() -> None:
-        answers, stdin = _triaged_stdin()
+        answers, stdin = triaged_stdin(arrivals)
         async with stdio_server(stdin=stdin) as (read, write):
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_send_answers, answers, write)
+                tg.start_soon(send_answers, answers, write)
                 await server.run(read, write, server.create_initialization_options())
                 tg.cancel_scope.cancel()
 
@@ -328,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        arrivals.close()
         watching.stop()
     return 0
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..judge.retention import current_assertion, evaluate_retention, utc_now
 from ..ledger import Refusal
 from ..stores import changefeed
+from ..stores.findlisting import Ahead
 from ..stores.index import Index, IndexUnavailable
 
 #: Findings that make a record's text unfit to hand to a model.
@@ -106,9 +108,14 @@ class Reader:
 
     Raises :class:`Refusal` (``no_project``, ``index_unavailable``) on entry."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, meanwhile: Callable[[Index], Any] | None = None) -> None:
         self.root = root
         self.now = utc_now()
+        self._meanwhile = meanwhile
+        #: What ``meanwhile`` gave of the index as it was while find listed the files (a refresh by find's listing,
+        #: :func:`memzoi.stores.changefeed.refreshing`), kept only where the refresh then changed none of the rows it
+        #: judged (:meth:`memzoi.stores.index.Index.unchanged_since`, ``memzoi search``'s rule); else ``None``.
+        self.early: Any = None
 
     def __enter__(self) -> Reader:
         if not (self.root / ".memzoi").is_dir():
@@ -119,10 +126,22 @@ class Reader:
                 if self.index.schema_problem:
                     self.index.rebuild()
                 else:
+                    gen = self.index.rows_generation() if self._meanwhile and isinstance(walked, Ahead) else None
+                    early = self._early(gen)
                     self.index.refresh(walked=walked)
+                    self.early = early if self.index.unchanged_since(gen) else None
         except IndexUnavailable as err:
             raise Refusal("index_unavailable", str(err)) from None
         return self
+
+    def _early(self, gen: str | None) -> Any:
+        """``meanwhile`` of the index as it is, at the rows' generation ``gen`` (``None``: not asked)."""
+        if gen is None or self._meanwhile is None:
+            return None
+        try:
+            return self._meanwhile(self.index)
+        except Exception:  # asked again once the index is refreshed, which says what is wrong
+            return None
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: object) -> None:
         self.index.close()

@@ -75,13 +75,19 @@ def search_memory(
     superseded record's active replacement is returned with it (``successor_of``: the superseded hit's id), see
     :func:`_successors`. ``index``: an open index of ``root`` the caller has just refreshed (read as it is,
     not refreshed again: one refresh per search)."""
+    if index is None:  # queried while find lists the files where the refresh takes find's listing (Reader.early)
+        args: dict[str, Any] = dict(
+            limit=limit, kind=kind, type=type, path=path, tags=tags, mode=mode, include_local=include_local, rows=rows
+        )
+        with Reader(root, lambda opened: search_memory(root, query, **args, index=opened)) as r:
+            return r.early if r.early is not None else search_memory(root, query, **args, index=r.index)
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     match = candidates_match(query, mode)
     wanted = _query_terms(query, mode)
     want_tags = {t.casefold() for t in tags or []}
     out: list[dict[str, Any]] = []
-    with Reader(root) if index is None else _Refreshed(root, index) as r:
+    with _Refreshed(root, index) as r:
         weights = r.weights(wanted)
         hits = r.index.search(query, limit=max(limit * 5, 50), kinds=kinds, match=match) if match else []
         for h in hits:

@@ -373,13 +373,13 @@ def feed_of(root: str | os.PathLike[str]) -> ChangeFeed | None:
 def refreshing(root: str | os.PathLike[str]) -> Iterator[Callable[[], Listing | Found] | None]:
     """The listing function (``walked`` of :meth:`memzoi.stores.index.Index.refresh`) of one refresh of ``root``'s
     index: the feed's (:meth:`ChangeFeed.listing`, held: one started meanwhile waits) once it vouches; before, find's
-    started now, as ``memzoi search`` takes it (:class:`memzoi.stores.findlisting.Ahead`), not waiting for the
-    opening refresh; ``None`` without a feed (the refresh walks)."""
+    (:func:`memzoi.stores.calllisting.ahead`: started when the call arrived, or now), as ``memzoi search`` takes it,
+    not waiting for the opening refresh; ``None`` without a feed (the refresh walks)."""
     feed = feed_of(root)
     if feed is None or not feed.vouches():
-        from .findlisting import Ahead  # noqa: PLC0415 lazy: start-up
+        from .calllisting import ahead  # noqa: PLC0415 lazy: start-up
 
-        yield None if feed is None else Ahead(feed.root)
+        yield None if feed is None else ahead(feed.root)
         return
     with feed.refreshing:
         token = feed.begin()  # its barrier's event travels while the refresh reads the stored stamps

@@ -20,6 +20,7 @@ found current needs no comparison of its stamps.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -132,14 +133,19 @@ def collect(finding: Finding) -> Found | None:
 
 class Ahead:
     """The listing of the project ``root`` taken ahead, for a one-shot caller with its imports to do meanwhile
-    (``memzoi search``): by find in a process of its own (the one :func:`memzoi.stores.findstart.start_early` started
-    for this root, else :func:`memzoi.stores.findstart.start`), else by the Python walk on a thread (:func:`memzoi.stores.planelisting.walk_ahead`). Calling it
-    waits and gives find's :class:`Found`, or the walk's :class:`memzoi.stores.planelisting.Listing` where find
-    cannot be used. :meth:`close` stops a find that was never waited for."""
+    (``memzoi search``): by find in a process of its own (the one :func:`memzoi.stores.findstart.start_early`
+    started for this root, else :func:`memzoi.stores.findstart.start`), else by the Python walk on a thread
+    (:func:`memzoi.stores.planelisting.walk_ahead`). Calling it waits and gives find's :class:`Found`, or the walk's :class:`memzoi.stores.planelisting.Listing` where find
+    cannot be used. :meth:`close` stops a find that was never waited for. ``started_ns`` (``time.monotonic_ns``)
+    was taken before anything was listed (for find taken early, when that find started): every change completed
+    before it is in the listing (:func:`memzoi.stores.calllisting.valid`)."""
 
     def __init__(self, project_root: str | os.PathLike[str]) -> None:
+        self.started_ns = time.monotonic_ns()
         self.root = os.path.abspath(project_root)
         self.finding = take_early(self.root) or start(self.root)
+        if self.finding is not None:
+            self.started_ns = self.finding.started_ns
         self.walking: Callable[[], Listing] | None = None
         self.got: Listing | Found | None = None
         if self.finding is None:
@@ -159,7 +165,8 @@ class Ahead:
         return self.got
 
     def close(self) -> None:
-        """Stop and reap find where the listing was not asked for (a rebuild lists by itself)."""
+        """Stop and reap find where the listing was not asked for (a rebuild lists by itself, a call's listing no
+        one took); a walk on a thread is left to end. Never raises."""
         if self.finding is not None:
             self.finding.discard()
             self.finding = None

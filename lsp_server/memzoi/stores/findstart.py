@@ -1,5 +1,5 @@
 """GNU find started over a project's ``records`` and ``proposals`` in a process of its own (:func:`start`), with
-nothing imported but :mod:`os`, :mod:`subprocess` and :mod:`shutil`, so that ``memzoi search`` can start it before
+nothing imported but :mod:`os`, :mod:`subprocess`, :mod:`shutil` and :mod:`time`, so that ``memzoi search`` can start it before
 the interpreter has loaded anything else (:func:`start_early`, from :func:`memzoi.cli.main.list_ahead`): find's
 listing at 50,000 records is about 0.18 s of CPU on the other CPU, and every module imported before it starts
 delays its end (issue 29, target: a search at 50,000 records in 0.25 s). What its output means and how it is read
@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import time
 
 from ..judge.projectroot import MEMZOI_DIR
 
@@ -50,10 +51,15 @@ class Finding:
     """A find started by :func:`start` over the project ``root`` (absolute) whose ``.memzoi`` is on the device
     ``dev``, writing its output ``out`` and errors ``err`` to anonymous files (not pipes: 4 MB at 50,000 records
     would block find on a 64 KB pipe until :meth:`wait` reads it, after the caller's imports, where find is meant to
-    run beside them). :meth:`wait` gives its output; :meth:`discard` stops it unread. Either closes the files."""
+    run beside them). :meth:`wait` gives its output; :meth:`discard` stops it unread. Either closes the files.
+    ``started_ns`` (``time.monotonic_ns``) was taken before find started: every change completed before it is in
+    the listing."""
 
-    def __init__(self, root: str, dev: int, proc: subprocess.Popen[bytes], out: BinaryIO, err: BinaryIO) -> None:
+    def __init__(
+        self, root: str, dev: int, proc: subprocess.Popen[bytes], out: BinaryIO, err: BinaryIO, started_ns: int
+    ) -> None:
         self.root, self.dev, self.proc, self.out, self.err = root, dev, proc, out, err
+        self.started_ns = started_ns
 
     def wait(self) -> bytes | None:
         """find's output once it has exited; ``None`` when it exited other than 0, wrote to stderr or its output
@@ -103,11 +109,12 @@ def start(project_root: str | os.PathLike[str]) -> Finding | None:
         env = {**os.environ, "LC_ALL": "C"}  # names as bytes, whatever the user's locale
         with contextlib.ExitStack() as opened:  # both files closed again unless find starts
             out, err = opened.enter_context(_scratch()), opened.enter_context(_scratch())
+            started_ns = time.monotonic_ns()
             proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
             opened.pop_all()
     except (OSError, ValueError):
         return None
-    return Finding(root, dev, proc, out, err)
+    return Finding(root, dev, proc, out, err, started_ns)
 
 
 #: The find started by :func:`start_early` and not yet taken (:func:`take_early`): at most one.
