@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,19 @@ def test_a_search_that_rebuilds_the_index_reaps_the_find_it_did_not_read(tmp_pat
     finds = [e for e in events if e[0] == "find"]
     assert len(finds) == 1 and not [e for e in events if e[0] == "read"]  # the rebuild listed by itself
     assert finds[0][2].proc.returncode is not None and finds[0][2].out.closed  # stopped (or ended) and reaped
+
+
+@needs_gnu_find
+def test_a_listing_taken_from_an_early_find_dates_from_when_that_find_started(tmp_path):
+    """A listing serves only calls that arrived before it started (:func:`memzoi.stores.calllisting.valid`), so
+    the listing made of an early find carries that find's start, never the later moment it was taken."""
+    root = _project(tmp_path / "p", "Walrus")
+    findstart.start_early(root)
+    started = findstart._EARLY[-1].started_ns
+    ahead = findlisting.Ahead(root)
+    try:
+        assert ahead.started_ns == started and started < time.monotonic_ns()
+        assert str(root / ".memzoi" / "records" / "walrus.md") in ahead().paths()
+    finally:
+        ahead.close()
+        findstart.drop_early()
