@@ -172,17 +172,16 @@ class Staging:
     of the index's database. Use as a context manager (the temporary tables are dropped on leaving); raises
     ``sqlite3.Error``. ``cache_kib``: the connection's page cache within the context, in KiB
     (:data:`REBUILD_CACHE_KIB`; ``None``: as it is). ``closing``: the caller closes the connection right after
-    the context (``memzoi rebuild``), so a context left after its :meth:`copy` keeps the temporary tables: closing
-    the connection discards the temporary database whole, where dropping its tables freed their pages one by one
-    (0.06 s at 10,000 files, after the commit); a context left otherwise (a failure) drops them as always, and so
-    does the next staging on the same connection before it starts."""
+    the context (``memzoi rebuild``), so a context left without an error keeps the temporary tables: closing the
+    connection discards the temporary database whole, where dropping its tables freed their pages one by one
+    (0.06 s at 10,000 files, after the commit); a context left by an error drops them as always, and so does the
+    next staging on the same connection before it starts."""
 
     PREFIX = "staged_"
 
     def __init__(self, db: sqlite3.Connection, cache_kib: int | None = None, *, closing: bool = False):
         self.db = db
         self.closing = closing
-        self._copied = False
         self.result = RebuildResult()
         self._held: list[Row] = []
         self._cache: tuple[int, int] | None = None  # (the page cache asked for in KiB, the connection's setting)
@@ -203,7 +202,7 @@ class Staging:
             self.db.execute(f"PRAGMA cache_size={self._cache[1]:d}")
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
-        if not (self.closing and self._copied):
+        if not (self.closing and exc[0] is None):
             self._drop()
 
     def _drop(self) -> None:
@@ -239,7 +238,6 @@ class Staging:
         """Copy the staged rows into the index's (emptied) tables, inside the caller's transaction."""
         for table in STAGED:
             self.db.execute(f"INSERT INTO main.{table} SELECT * FROM temp.{self.PREFIX}{table}")
-        self._copied = True
 
 
 __all__ = [
