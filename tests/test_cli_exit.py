@@ -85,6 +85,19 @@ def test_search_ends_at_once_with_its_whole_answer(tmp_path):
     assert "finalized" not in done.stdout
 
 
+def test_rebuild_ends_at_once_with_its_summary_and_a_whole_store(tmp_path):
+    _workspace(tmp_path, 12)
+    done = _run(tmp_path, "rebuild", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    summary, _, rest = done.stdout.rpartition("(see `memzoi check`)\n")
+    assert summary.startswith("indexed 13 file(s): 13 record(s)")
+    # the exit handler ran after the summary; the interpreter did not free the process's objects (the collector
+    # is left as it is: a rebuild does not turn it off)
+    assert rest == "exit handler ran, collector on\n" and "finalized" not in done.stdout
+    doctor = _run(tmp_path, "doctor")
+    assert "the index matches the .memzoi files" in doctor.stdout, doctor.stdout
+
+
 @pytest.mark.parametrize("args", [("schema", "record"), ("check", "--help")])
 def test_other_commands_end_as_usual(tmp_path, args):
     _workspace(tmp_path, 1)

@@ -118,3 +118,27 @@ def test_a_rebuild_writes_the_entries_write_entries_writes(project):
         stored.append(db.execute("SELECT * FROM entries ORDER BY key").fetchall())
     assert stored[0] == stored[1]
     assert len(stored[0]) == 5 + 1 and path_key("/p/kept") in {r[0] for r in stored[0]}
+
+
+def test_a_rebuild_whose_index_is_closed_next_leaves_its_staged_copies_to_the_close(project):
+    """``closing`` (``memzoi rebuild``, which closes the index right after): the temporary tables are not dropped
+    one page at a time after the commit, the close discards them whole; the next staging on the same connection
+    drops them first, and a failing rebuild drops them as always."""
+    with Index(project, workers=1) as ix:
+        first = ix.rebuild(closing=True)
+        before = ix.counts()
+        assert staged(ix) == first.files == before["files"]  # left for the close
+        again = ix.rebuild(closing=True)  # staged anew: nothing left over is copied twice
+        assert (again.files, ix.counts()) == (first.files, before) and ix.drift().clean
+
+        def progress(done: int, total: int) -> None:
+            if done == total:
+                raise RuntimeError("stop")
+
+        with pytest.raises(RuntimeError):
+            ix.rebuild(progress, closing=True)
+        assert ix.db.execute("SELECT name FROM sqlite_temp_master").fetchall() == []
+        assert ix.counts() == before
+    with Index(project) as ix:  # a new connection has no temporary tables; the index is whole
+        assert ix.db.execute("SELECT name FROM sqlite_temp_master").fetchall() == []
+        assert ix.counts() == before and ix.drift().clean and ix.search("runtime index")

@@ -155,3 +155,32 @@ def test_facts_have_one_stored_form_in_entries_blob_and_index(repo, failed):
         kept = stored_facts(json.loads(row[0]))
         assert facts_text(kept) == row[0]  # the index keeps exactly that form
         assert kept.ident == "alpha"
+
+
+def test_entries_are_written_in_key_order_and_the_last_of_a_key_stands(tmp_path):
+    """``write_rows`` puts rows in the order of their keys (hashes: they come in random order), so the table's pages
+    are filled in turn, as dense as rows inserted sorted; a key given twice keeps its last row."""
+    import random
+
+    from memzoi.stores.store import ENTRIES_SCHEMA, Entry as StoreEntry, entry_row, path_key, write_rows
+
+    rows = [
+        entry_row("ctx", StoreEntry(path_key(f"/p/{i}"), i, i, i, i, i, b"d" * 32, "payload " * 20))
+        for i in range(3000)
+    ]
+    random.Random(7).shuffle(rows)
+    again = entry_row("ctx", StoreEntry(rows[5][0], 1, 2, 3, 4, 5, b"e" * 32, "the last one"))
+    pages = []
+    for given in (rows + [again], sorted(rows)):
+        db = sqlite3.connect(tmp_path / f"s{len(pages)}.db")
+        db.execute(ENTRIES_SCHEMA)
+        write_rows(db, given)
+        db.commit()
+        pages.append(db.execute("PRAGMA page_count").fetchone()[0])
+        if len(pages) == 1:
+            assert (
+                db.execute("SELECT payload FROM entries WHERE key = ?", (rows[5][0],)).fetchone()[0] == "the last one"
+            )
+            assert db.execute("SELECT count(*) FROM entries").fetchone()[0] == 3000
+        db.close()
+    assert pages[0] == pages[1]

@@ -40,6 +40,12 @@ PRELOAD = (
 )
 
 
+#: Guided chunk sizes (``ChunkPool(total=...)``): a chunk is at most a ``1 / (workers * GUIDE)`` share of the jobs
+#: left, and never below :data:`GUIDED_LEAST` jobs (a chunk costs a round trip to a worker).
+GUIDE = 2
+GUIDED_LEAST = 16
+
+
 def cpu_count() -> int:
     """CPUs this process may run on (its affinity mask where the OS has one), at least 1."""
     try:
@@ -128,6 +134,10 @@ class ChunkPool(Generic[J, R]):
     ``join``: False: once every result has been read, the workers are told to stop and left to exit while the
     caller goes on (``memzoi check`` settles its report meanwhile: waiting for the forked workers to exit took
     15–35 ms at 11,000 files, after the last result); a pool closed before then still waits for them.
+    ``total``: how many jobs will be added, when the caller knows: chunks then shrink as the end nears (guided
+    scheduling: each a ``1 / (workers * GUIDE)`` share of the jobs left, at most ``chunksize`` and at least
+    :data:`GUIDED_LEAST`), so the workers finish together and the caller has few results left to take after the
+    last one (``memzoi rebuild``: chunks of 687 files at 11,000 left one worker idle for up to a chunk's time).
     """
 
     def __init__(
@@ -140,8 +150,11 @@ class ChunkPool(Generic[J, R]):
         helper: bool = False,
         ahead: int | None = None,
         join: bool = True,
+        total: int | None = None,
     ) -> None:
         self.fn = fn
+        self.total = total
+        self._handed = 0  # jobs put into chunks so far
         self.ahead = ahead
         self.join = join
         self.helper = helper
@@ -166,8 +179,15 @@ class ChunkPool(Generic[J, R]):
         self.jobs += 1
         if not self._started and self.jobs >= self.start_at:
             self._start()
-        if self._started and len(self._pending) >= self.chunksize:
+        if self._started and len(self._pending) >= self._size():
             self._submit()
+
+    def _size(self) -> int:
+        """The size of the next chunk: :attr:`chunksize`, or with :attr:`total` its guided share of the jobs left."""
+        if self.total is None:
+            return self.chunksize
+        share = -(-(self.total - self._handed) // (max(1, self.workers) * GUIDE))
+        return max(min(GUIDED_LEAST, self.chunksize), min(self.chunksize, share))
 
     def _start(self) -> None:
         self._started = True
@@ -201,7 +221,9 @@ class ChunkPool(Generic[J, R]):
 
     def _submit(self) -> None:
         while self._pending:
-            chunk, self._pending = self._pending[: self.chunksize], self._pending[self.chunksize :]
+            size = self._size()
+            chunk, self._pending = self._pending[:size], self._pending[size:]
+            self._handed += len(chunk)
             self._chunks.append(chunk)
             self._futures.append(_UNSENT)
             if self.ahead is None:

@@ -155,8 +155,9 @@ def _command_word(argv: list[str]) -> str | None:
 
 def entry() -> NoReturn:
     """The ``memzoi`` console script and ``python -m memzoi``: :func:`main`, then the process ends with its exit
-    code; a command that opts in (``end_at_once``: ``check``, ``search``) ends at once (:func:`end_at_once`), and
-    is told so (``args.ending``). For ``search``, find starts listing the project first (:func:`list_ahead`)."""
+    code; a command that opts in (``end_at_once``: ``check``, ``search``, ``rebuild``) ends at once
+    (:func:`end_at_once`), and is told so (``args.ending``). For ``search``, find starts listing the project first
+    (:func:`list_ahead`)."""
     _ENDING["entry"] = True
     argv = sys.argv[1:]
     early = list_ahead(argv)

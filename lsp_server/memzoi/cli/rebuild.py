@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_common(p, actor=False)
     add_progress_option(p)
-    p.set_defaults(func=run)
+    # its summary is the last thing a rebuild does: its process need not free what it held (main.end_at_once)
+    p.set_defaults(func=run, end_at_once=True)
 
 
 def add_progress_option(p: argparse.ArgumentParser) -> None:
@@ -96,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         for attempt in (1, 2):
             try:
                 with Index(root) as index, guard(index.path, "index"):
-                    result = index.rebuild(progress, everything=True)  # drop the whole store, re-fill
+                    # drop the whole store and re-fill it; the index is closed right after
+                    result = index.rebuild(progress, everything=True, closing=True)
                     db = index.path
                 break
             except RuntimeStateError as err:

@@ -163,14 +163,16 @@ class Index(IndexQueries):
         *,
         everything: bool = False,
         files: Sequence[str | os.PathLike[str]] | None = None,
+        closing: bool = False,
     ) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit), with the store entries made from the same analyses; the rows are staged as they come, outside the
         write lock (:class:`memzoi.stores.index_build.Staging`). With ``everything`` (``memzoi rebuild``) the
         store's other tables are emptied in the same transaction first: store entries and stored reports
         (:mod:`memzoi.stores.store`); the entries are filled again, the reports by the next check.
-        ``files``: the git plane's files as a caller just listed them (sorted), instead of a walk. Returns what was
-        indexed."""
+        ``files``: the git plane's files as a caller just listed them (sorted), instead of a walk. ``closing``: the
+        caller closes this index right after (``memzoi rebuild``), so the staged copies are left to the close
+        (:class:`~memzoi.stores.index_build.Staging`'s ``closing``). Returns what was indexed."""
         from .index_fresh import git_state, index_stamp, plane_of  # noqa: PLC0415 lazy: start-up
 
         started = time.perf_counter()
@@ -180,7 +182,7 @@ class Index(IndexQueries):
         git = git_state(self.root, {os.path.dirname(p) for p in files})
         kept = EntryRows(self._entry_stamp())  # the store entries, made into their rows as they come
         # the rows go to temporary tables as they come, outside the write lock (memzoi rebuild: a larger page cache)
-        with Staging(self.db, cache_kib=REBUILD_CACHE_KIB if everything else None) as staged:
+        with Staging(self.db, cache_kib=REBUILD_CACHE_KIB if everything else None, closing=closing) as staged:
             analyse_rows(self.root, files, progress, **self._supply(), sink=staged.add, entry_sink=kept.add)
             del files  # not needed while the rows are copied: 11,000 paths held about 5 MB
             result = staged.finish()

@@ -94,6 +94,8 @@ def analyse_rows(
         chunksize=max(16, len(jobs) // (n * 8)),
         start_at=PARALLEL_THRESHOLD,
         helper=helper,
+        total=len(jobs),  # guided: the last chunks are small, so both workers end together
+        join=False,  # the rows are written while the workers exit
     )
     for job in jobs:
         pool.add(job)
@@ -169,12 +171,17 @@ class Staging:
     caller's one transaction (:meth:`copy`): readers never see a half-filled index. Temporary tables take no lock
     of the index's database. Use as a context manager (the temporary tables are dropped on leaving); raises
     ``sqlite3.Error``. ``cache_kib``: the connection's page cache within the context, in KiB
-    (:data:`REBUILD_CACHE_KIB`; ``None``: as it is)."""
+    (:data:`REBUILD_CACHE_KIB`; ``None``: as it is). ``closing``: the caller closes the connection right after
+    the context (``memzoi rebuild``), so a context left without an error keeps the temporary tables: closing the
+    connection discards the temporary database whole, where dropping its tables freed their pages one by one
+    (0.06 s at 10,000 files, after the commit); a context left by an error drops them as always, and so does the
+    next staging on the same connection before it starts."""
 
     PREFIX = "staged_"
 
-    def __init__(self, db: sqlite3.Connection, cache_kib: int | None = None):
+    def __init__(self, db: sqlite3.Connection, cache_kib: int | None = None, *, closing: bool = False):
         self.db = db
+        self.closing = closing
         self.result = RebuildResult()
         self._held: list[Row] = []
         self._cache: tuple[int, int] | None = None  # (the page cache asked for in KiB, the connection's setting)
@@ -195,7 +202,8 @@ class Staging:
             self.db.execute(f"PRAGMA cache_size={self._cache[1]:d}")
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
-        self._drop()
+        if not (self.closing and exc[0] is None):
+            self._drop()
 
     def _drop(self) -> None:
         for table in STAGED:
