@@ -23,6 +23,20 @@ class LspError(RuntimeError):
     """The server exited, answered with an error, or did not answer in time."""
 
 
+def _proc_stats() -> dict[int, list[str]]:
+    """Every live process's ``/proc/PID/stat`` fields after the command name (``state`` is ``[0]``, ``ppid``
+    ``[1]``, ``utime`` ``[11]``, ``stime`` ``[12]``, ``cutime`` ``[13]``, ``cstime`` ``[14]``); empty without ``/proc``."""
+    out: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            out[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+    return out
+
+
 class LspClient:
     """One ``memzoi-lsp`` child process. ``cmd`` defaults to this interpreter's ``memzoi_lsp`` module; the server's
     stderr is discarded unless ``stderr`` (a file) says where it goes."""
@@ -177,15 +191,10 @@ class LspClient:
         (``None`` elsewhere); with ``own``, the server process's alone. On a shared machine this says more than a
         wall time."""
         tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        stats: dict[int, tuple[int, int]] = {}  # pid -> (parent, ticks)
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            stats[int(entry.name)] = (int(fields[1]), sum(int(f) for f in fields[11 : 15 if not own else 13]))
+        stats = {  # pid -> (parent, ticks)
+            pid: (int(fields[1]), sum(int(f) for f in fields[11 : 15 if not own else 13]))
+            for pid, fields in _proc_stats().items()
+        }
         if self.proc.pid not in stats:
             return None
         if own:
@@ -208,15 +217,9 @@ class LspClient:
         server's finished workers). ``total`` is what :meth:`tree_cpu` counts. What ``memzoi check`` does beside
         it is told apart by phase, not by process (issue 29: the cold scan's account)."""
         tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        procs: dict[int, list[int]] = {}  # pid -> [parent, utime, stime, reaped utime + stime]
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                f = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            procs[int(entry.name)] = [int(f[1]), int(f[11]), int(f[12]), int(f[13]) + int(f[14])]
+        procs = {  # pid -> [parent, utime, stime, reaped utime + stime]
+            pid: [int(f[1]), int(f[11]), int(f[12]), int(f[13]) + int(f[14])] for pid, f in _proc_stats().items()
+        }
         pid = self.proc.pid
         if pid not in procs:
             return None
