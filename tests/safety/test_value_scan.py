@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from memzoi.base.findings import Severity
 from memzoi.judge.analysis import analyze_text
@@ -191,6 +191,14 @@ def test_a_value_that_starts_its_line_or_holds_no_anchor_is_not_rescanned():
     assert [doc.text[s.node.start : s.node.end] for s in rescanned(doc)] == ['"TOKEN=x"']
 
 
+def test_a_pair_inside_a_quoted_value_of_a_keyed_field_is_found_by_the_files_scan():
+    """The file's scan tries the pairs inside a quoted value, as a scan of the value alone (Memzoi's) finds them:
+    the outer pair (``origin_key``'s ``key``) does not hide them."""
+    line = 'origin_key: "a TOK' + "EN=TOK" + 'EN=abcdef"'
+    found = collect_hits(line, body_start=len(line))
+    assert [(h.code, line[h.start : h.start + 6]) for h in found] == [("credential_token", "TOK" + "EN=")]
+
+
 # --- the shortcut equals scanning every scalar -------------------------------------------------------------------
 
 _PIECES = [
@@ -230,6 +238,7 @@ def _all_scalar_hits(doc) -> set[tuple[str, int]]:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(["<v>", "TOK" + "EN=", "TOK" + "EN=", "<v>"], "json-ish", "origin_key")  # a pair inside a keyed value
 @given(
     st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
     st.sampled_from(["json-ish", "single", "plain"]),

@@ -121,7 +121,9 @@ def _matches(pattern: re.Pattern[str], low: str, stems: tuple[str, ...]) -> list
     Every match of :func:`_pattern` begins with one of ``stems``, and the pattern has no look-behind or anchor,
     so a match at a position is the same whether the search arrived there by scanning or was started there;
     taking the stem positions in order and skipping those inside the previous match reproduces ``finditer``
-    exactly. On a typical record a stem occurs a few times, so a handful of ``str.find`` calls (C speed) replace
+    exactly, but for one thing: after a match with a quoted value, the positions inside the quotes are tried too
+    (a quoted value is a YAML scalar, which Memzoi scans as a text of its own, and a scan of it alone finds the
+    pairs inside: the file's scan must not hide them behind the outer pair, ``origin_key: "a TOKEN=…"``). On a typical record a stem occurs a few times, so a handful of ``str.find`` calls (C speed) replace
     a regex scan of every character.
 
     A failed attempt skips the rest of its run of key characters: a match starting anywhere in that run would
@@ -144,7 +146,8 @@ def _matches(pattern: re.Pattern[str], low: str, stems: tuple[str, ...]) -> list
         m = match(low, i)
         if m is not None:
             out.append(m)
-            reach = m.end()
+            # the pairs inside a quoted value are tried too (see above)
+            reach = m.start("v") + 1 if low[m.start("v")] in "\"'" else m.end()
         else:
             run = _KEY_RUN.match(low, i)
             assert run is not None  # ``[...]*`` matches the empty string: the match never fails
