@@ -1,7 +1,8 @@
 """The start-up pause of the cyclic garbage collector's full collections (``memzoi.base.gcpause``): paused, the
 oldest generation is never collected but the young ones are (the start-up's garbage is freed as it is made:
 issue 29, peak RSS); resumed, one full collection frees what the oldest generation kept, the survivors are frozen
-and the thresholds are as they were; a collector disabled by someone else is left alone."""
+and the thresholds are as they were; a collector disabled by someone else is left alone; held (a cold scan), no
+automatic collection runs until resume frees what the hold kept."""
 
 from __future__ import annotations
 
@@ -93,3 +94,29 @@ def test_a_second_pause_keeps_the_first_thresholds(collector: None) -> None:
     assert gcpause.pause() is False
     gcpause.resume()
     assert gc.get_threshold() == thresholds
+
+
+def test_held_no_automatic_collection_runs_until_resume_frees_the_garbage(collector: None) -> None:
+    thresholds = gc.get_threshold()
+    young = gc.get_stats()[0]["collections"]
+    assert gcpause.pause() is True
+    assert gcpause.hold() is True
+    held, ref = _cycle()
+    held.clear()
+    _allocate()
+    assert ref() is not None, "an automatic collection ran while the collector was held"
+    assert gc.get_stats()[0]["collections"] == young, "a young collection ran while the collector was held"
+    assert gcpause.resume() is not None
+    assert ref() is None, "resume did not collect what the hold kept"
+    assert gc.isenabled() and not gcpause.paused()
+    assert gc.get_threshold() == thresholds, "the thresholds are not as they were"
+
+
+def test_hold_without_a_pause_leaves_the_collector_alone(collector: None) -> None:
+    thresholds = gc.get_threshold()
+    assert gcpause.hold() is False
+    assert gc.get_threshold() == thresholds
+    held, ref = _cycle()
+    held.clear()
+    _allocate()
+    assert ref() is None, "the young generations were not collected"

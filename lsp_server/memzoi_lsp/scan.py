@@ -302,10 +302,10 @@ async def _analyse_misses(
             chunk = misses[i : i + CHUNK]
             scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache, start.extra)
             if i == 0 and len(misses) >= PARALLEL_THRESHOLD:
-                # A long analysis (a cold scan): the collector runs during it, as the start-up's garbage and the
-                # workers' results would otherwise add up (peak RSS). Its one full collection runs once the workers
-                # are at work, not before the first chunk is sent (issue 29: cold server scan).
-                gcpause.resume()
+                # A long analysis (a cold scan): no automatic collection while its results are taken in (they are
+                # kept, and acyclic), as `memzoi check` runs; the pause ends, with its one full collection, once
+                # every file is published (_scanned; issue 29: cold server scan, CPU and peak RSS measured).
+                gcpause.hold()
             _take(ls, project, list(zip(chunk, scanned)), start)
             report(i + len(chunk))
             rows = [got.row for got in scanned if got is not None and got.row is not None]

@@ -15,6 +15,13 @@ garbage cost the server's peak RSS 7–8 MB at 10,000 records (issue 29, target 
 one collection after other objects had been placed around it, was not all used again. Only the full collections
 cost the start-up its CPU. Nothing is kept that a collection would have freed.
 
+A cold scan holds every automatic collection off (:func:`hold`) from its first chunk of results until the pause
+ends once every file is published: the results it takes in are kept and acyclic, and the young generations'
+collections, triggered by unpickling them, walked them for nothing (measured at 10,000 records, 3 interleaved cold
+sessions: the server process's collector time 0.205–0.213 s → 0.137–0.145 s, its CPU 2.78–2.95 s → 2.68–2.80 s,
+peak RSS unchanged at 107 MB). The one full collection at :func:`resume` then freezes the scan's results too, so
+later full collections do not walk them.
+
 Only a process that paused the collector resumes it; :func:`resume` is a no-op otherwise (a server made inside
 a test process leaves that process's collector alone).
 """
@@ -43,6 +50,18 @@ def pause() -> bool:
     return True
 
 
+def hold() -> bool:
+    """During the pause, hold off every automatic collection, the young generations' too (threshold 0, as
+    ``memzoi check`` disables the collector for its run), until :func:`resume`: for a cold scan taking in the
+    workers' results, whose objects are acyclic and kept (issue 29, cold server scan: the server process's
+    collections cost about 0.2 s at 10,000 records). Returns whether it held them (``False`` when :func:`pause`
+    had not paused them: the collector is then left as it is)."""
+    if _paused is None:
+        return False
+    gc.set_threshold(0, _paused[1], HELD_OFF)
+    return True
+
+
 def paused() -> bool:
     """Whether full collections are held off by :func:`pause` (and not yet resumed)."""
     return _paused is not None
@@ -62,4 +81,4 @@ def resume() -> int | None:
     return found
 
 
-__all__ = ["HELD_OFF", "pause", "paused", "resume"]
+__all__ = ["HELD_OFF", "hold", "pause", "paused", "resume"]

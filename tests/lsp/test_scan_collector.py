@@ -1,0 +1,68 @@
+"""The cyclic garbage collector during a cold scan (issue 29, cold server scan): while the workers' results of a
+long analysis are taken in, no automatic collection runs in the server process (``memzoi.base.gcpause.hold``, as
+``memzoi check`` runs with the collector off); the start-up's pause, and with it the hold, ends with one full
+collection once every file is published (``scan._scanned``), not at the first chunk."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from memzoi.base import gcpause
+from memzoi.runs import scanverdicts
+from memzoi_lsp import scan
+
+
+@pytest.fixture
+def paused() -> Iterator[None]:
+    """The start-up's pause, as ``memzoi-lsp`` begins with it; the test process's collector as it was after."""
+    assert gc.isenabled()
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+    assert gcpause.pause() is True
+    yield
+    gcpause.resume()
+    gc.set_threshold(*thresholds)
+    if gc.get_freeze_count() > frozen:
+        gc.unfreeze()
+
+
+async def _intake(monkeypatch: pytest.MonkeyPatch, files: int) -> list[tuple[bool, int]]:
+    """Run the scan's intake of ``files`` analysed files (the analysis and the publishing faked); for each chunk
+    taken, whether the start-up's pause still held and the young generation's threshold (0: no automatic
+    collection)."""
+    seen: list[tuple[bool, int]] = []
+    root = Path("/nonexistent/ws")
+    project = SimpleNamespace(root=root)
+    with ThreadPoolExecutor(1) as executor:
+        ls: Any = SimpleNamespace(stopping=False, projects={root: project}, scan_executor=executor)
+        monkeypatch.setattr(scanverdicts, "analyse", lambda paths, ctx, index_root: (None for _ in paths))
+        monkeypatch.setattr(scan, "_take", lambda *args: seen.append((gcpause.paused(), gc.get_threshold()[0])))
+        misses = [(f"file:///f{i}.md", f"/nonexistent/ws/.memzoi/records/f{i}.md") for i in range(files)]
+        start: Any = SimpleNamespace(extra=None)
+        done = await scan._analyse_misses(ls, project, misses, None, None, start, lambda n: None)  # type: ignore[arg-type]
+    assert done
+    return seen
+
+
+async def test_a_cold_scans_results_are_taken_in_with_the_collector_held(
+    paused: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = await _intake(monkeypatch, max(scanverdicts.PARALLEL_THRESHOLD, 3 * scan.CHUNK))
+    assert len(seen) >= 3
+    assert all(still for still, _ in seen), "the start-up's pause ended before every file was taken in"
+    assert all(young == 0 for _, young in seen), "automatic collections ran while the results were taken in"
+    assert gcpause.resume() is not None  # what _scanned does once every file is published
+    assert gc.get_threshold()[0] > 0
+
+
+async def test_a_short_analysis_leaves_the_young_collections_running(
+    paused: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = await _intake(monkeypatch, 5)
+    assert seen == [(True, gc.get_threshold()[0])] and seen[0][1] > 0
