@@ -207,3 +207,56 @@ def test_a_listing_taken_from_an_early_find_dates_from_when_that_find_started(tm
     finally:
         ahead.close()
         findstart.drop_early()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
+def test_no_find_is_left_when_the_search_is_terminated(tmp_path):
+    root = _project(tmp_path / "proj", "Walrus habits")
+    fake = _fake_find(tmp_path)
+    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    search = subprocess.Popen(
+        [sys.executable, "-m", "memzoi", "search", "walrus"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _running(str(fake)) and time.monotonic() < deadline:  # until find runs
+            time.sleep(0.01)
+        assert _running(str(fake))
+        search.terminate()  # SIGTERM, as a service manager or `timeout` sends it
+        assert search.wait(timeout=60) != 0
+        assert _running(str(fake)) == []  # killed and reaped on the way out, not left to run orphaned
+    finally:
+        search.kill()
+        search.wait()
+        for pid in _running(str(fake)):
+            os.kill(pid, 9)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
+def test_a_find_whose_wait_is_interrupted_is_killed_and_reaped(tmp_path, monkeypatch):
+    root = _project(tmp_path / "proj", "Walrus habits")
+    fake = _fake_find(tmp_path)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    finding = findstart.start(root)
+    assert finding is not None
+    real_wait, interrupts = finding.proc.wait, [KeyboardInterrupt()]
+
+    def interrupted(*args, **kwargs):
+        if interrupts:
+            raise interrupts.pop()  # Ctrl-C, or SIGTERM raised as SystemExit, while the search waits for find
+        return real_wait(*args, **kwargs)
+
+    monkeypatch.setattr(finding.proc, "wait", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            finding.wait()
+        assert finding.proc.returncode is not None  # killed and reaped: no find, no zombie
+        assert finding.out.closed and finding.err.closed
+        assert _running(str(fake)) == []
+    finally:
+        for pid in _running(str(fake)):
+            os.kill(pid, 9)

@@ -34,7 +34,10 @@ class Arrivals:
     def read(self, line: str) -> str | int | None:
         """Note a line just read: for a ``tools/call`` request, its arrival (``time.monotonic_ns``) and listing;
         returns its id (``None`` for any other line). Never raises."""
-        if '"tools/call"' not in line:  # the cheap test first: most lines are not calls
+        # The cheap test first: most lines are not calls. A JSON string without a backslash is spelt as it reads,
+        # so only a line with an escape may be a call without this text; one not noted anew would take the arrival
+        # and listing of an earlier call with its id that no handler took (a listing from before an edit).
+        if '"tools/call"' not in line and "\\" not in line:
             return None
         try:
             obj = json.loads(line)

@@ -161,6 +161,8 @@ def entry() -> NoReturn:
     _ENDING["entry"] = True
     argv = sys.argv[1:]
     early = list_ahead(argv)
+    if early:
+        _exit_on_sigterm()
     try:
         code = main(argv)
     finally:
@@ -171,6 +173,20 @@ def entry() -> NoReturn:
     if _ENDING["at_once"]:
         end_at_once(code)
     sys.exit(code)
+
+
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM end the process through ``SystemExit`` (exit code 143) where it would kill it outright, so
+    that the ``finally`` clauses run and the find started for the command (:func:`list_ahead`, or the command's own)
+    is killed and reaped: killed outright, the process would leave it running orphaned until it has listed."""
+    import signal  # noqa: PLC0415 lazy: start-up (subprocess, imported by then, has loaded it)
+
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, frame: object) -> NoReturn:
+    raise SystemExit(128 + signum)
 
 
 def list_ahead(argv: list[str]) -> bool:

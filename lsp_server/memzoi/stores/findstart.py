@@ -63,9 +63,15 @@ class Finding:
 
     def wait(self) -> bytes | None:
         """find's output once it has exited; ``None`` when it exited other than 0, wrote to stderr or its output
-        cannot be read back (the caller then walks in Python). Closes the anonymous files."""
+        cannot be read back (the caller then walks in Python). Closes the anonymous files. Where the wait is
+        interrupted (``KeyboardInterrupt``, ``SystemExit``), find is killed and reaped before that propagates."""
         with self.out, self.err:
-            if self.proc.wait() != 0:
+            try:
+                code = self.proc.wait()
+            except BaseException:  # interrupted (SIGINT, SIGTERM as SystemExit): find must not outlive the wait
+                self._stop()
+                raise
+            if code != 0:
                 return None
             try:
                 self.err.seek(0)
@@ -80,12 +86,15 @@ class Finding:
         """Stop find if it still runs and reap it (no zombie is left), and close the anonymous files: the listing
         is not used. Never raises ``OSError``."""
         with self.out, self.err:
-            try:
-                if self.proc.poll() is None:
-                    self.proc.kill()
-            except OSError:
-                pass  # it exited meanwhile: wait() reaps it all the same
-            self.proc.wait()
+            self._stop()
+
+    def _stop(self) -> None:
+        try:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        except OSError:
+            pass  # it exited meanwhile: wait() reaps it all the same
+        self.proc.wait()
 
 
 def start(project_root: str | os.PathLike[str]) -> Finding | None:

@@ -1,0 +1,67 @@
+"""A call's line is noted by :class:`memzoi_mcp.arrivals.Arrivals` however JSON spells it: a ``tools/call`` whose
+method is written with an escape (``"tools\\/call"``, legal JSON the SDK takes) must not be handed the arrival and
+listing noted for an earlier call with the same id that no handler took (a request the SDK answered itself), or its
+refresh serves a listing taken before an edit that completed before the call was sent."""
+
+from __future__ import annotations
+
+import json
+
+import mcp_types as types
+import pytest
+from hypothesis import given, strategies as st
+
+import memzoi_mcp.server as mcp_server
+from memzoi_mcp.arrivals import Arrivals
+from memzoi_mcp.watching import Watching
+
+from ..index_setup import NEW, OLD, closed, fact, same_size_edit  # noqa: F401 - fixtures
+from .conftest import FACT_ID, home, project  # noqa: F401 - fixtures
+from .test_first_call import current_with_a_mark
+from .test_warm_start import Ctx, Listing, call_line
+
+ESCAPES = ["tools\\/call", "\\u0074ools/call", "tools\\u002fcall", "tools/cal\\u006c"]
+
+
+@pytest.mark.parametrize("spelt", ESCAPES)
+def test_an_escaped_call_is_noted_anew(spelt):
+    started: list[Listing] = []
+    arrivals = Arrivals(lambda: started.append(Listing(len(started))) or started[-1])
+    assert arrivals.read(call_line(7)) == 7  # never taken: the SDK answered it itself
+    escaped = call_line(7).replace("tools/call", spelt)
+    assert json.loads(escaped)["method"] == "tools/call"
+    assert arrivals.read(escaped) == 7
+    noted = arrivals.take(7)
+    assert noted is not None and noted[1] is started[1]  # the new call's listing, not the old one
+    assert started[0].closed
+
+
+@given(st.sampled_from(ESCAPES), st.integers(0, 2**31))
+def test_every_spelling_of_a_call_is_noted(spelt, rid):
+    arrivals = Arrivals(lambda: None)
+    assert arrivals.read(call_line(rid).replace("tools/call", spelt)) == rid
+
+
+async def test_an_escaped_call_after_an_untaken_one_serves_the_edit(project, closed):
+    current_with_a_mark(project)
+    watching = Watching(settle_s=60)  # no watch while the test runs: every call lists by find
+    arrivals = Arrivals(lambda: mcp_server._early_listing(project, watching))
+    server = mcp_server.make_server(project, None, env={}, cwd=project, watching=watching, arrivals=arrivals)
+    try:
+        call = server.get_request_handler("tools/call")
+        assert call is not None
+        arrivals.read(call_line(7))  # noted with its listing, and never handled
+        noted = arrivals._calls[7][1]
+        assert noted is not None
+        noted()  # find has listed the record as it was
+        same_size_edit(fact(project))  # completed before the next call is sent
+        arrivals.read(call_line(7).replace("tools/call", "tools\\/call"))
+        params = types.CallToolRequestParams(name="search_memory", arguments={"query": NEW})
+        res = await call.handler(Ctx(request_id=7), params)
+        assert [h["id"] for h in res.structured_content["results"]] == [FACT_ID]
+        params = types.CallToolRequestParams(name="search_memory", arguments={"query": OLD})
+        res = await call.handler(Ctx(request_id=8), params)
+        assert res.structured_content["results"] == []
+    finally:
+        arrivals.close()
+        watching.stop()
