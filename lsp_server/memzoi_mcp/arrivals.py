@@ -33,18 +33,23 @@ class Arrivals:
 
     def read(self, line: str) -> str | int | None:
         """Note a line just read: for a ``tools/call`` request, its arrival (``time.monotonic_ns``) and listing;
-        returns its id (``None`` for any other line). Never raises."""
-        # The cheap test first: most lines are not calls. A JSON string without a backslash is spelt as it reads,
-        # so only a line with an escape may be a call without this text; one not noted anew would take the arrival
-        # and listing of an earlier call with its id that no handler took (a listing from before an edit).
-        if '"tools/call"' not in line and "\\" not in line:
+        returns its id (``None`` for any other line). Any other message with the id of a noted call forgets that
+        call (its handler never comes: it is not handed an arrival from before this line). Never raises."""
+        # The cheap test first: most lines are notifications and answers. A JSON string without a backslash is spelt
+        # as it reads, so a line with neither an `"id"` nor an escape holds no id.
+        if '"id"' not in line and "\\" not in line:
             return None
         try:
             obj = json.loads(line)
         except ValueError:
             return None
-        rid = obj.get("id") if isinstance(obj, dict) and obj.get("method") == "tools/call" else None
-        if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+        messages = obj if isinstance(obj, list) else [obj]
+        ids = [_id_of(m) for m in messages if isinstance(m, dict) and "method" in m]  # requests, not answers
+        call = _id_of(obj) if isinstance(obj, dict) and obj.get("method") == "tools/call" else None
+        if call is None:
+            with self._lock:
+                stale = [self._calls.pop(i, (0, None))[1] for i in ids if i is not None]
+            _close(stale)
             return None
         arrived = time.monotonic_ns()
         try:
@@ -52,12 +57,12 @@ class Arrivals:
         except Exception:  # the call's refresh starts its own
             listing = None
         with self._lock:
-            stale = [self._calls.pop(rid, (0, None))[1]]
-            self._calls[rid] = (arrived, listing)
+            stale = [self._calls.pop(call, (0, None))[1]]
+            self._calls[call] = (arrived, listing)
             while len(self._calls) > KEPT:
                 stale.append(self._calls.pop(next(iter(self._calls)))[1])
         _close(stale)
-        return rid
+        return call
 
     def take(self, rid: object) -> tuple[int, Ahead | None] | None:
         """The arrival time and listing of the call ``rid`` (once), or ``None`` when it was not noted."""
@@ -75,6 +80,12 @@ class Arrivals:
         with self._lock:
             noted, self._calls = list(self._calls.values()), {}
         _close([listing for _, listing in noted])
+
+
+def _id_of(message: dict[str, object]) -> str | int | None:
+    """A JSON-RPC message's id where it is one a request can carry (a string or an integer), else ``None``."""
+    rid = message.get("id")
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
 
 
 def _close(listings: list[Ahead | None]) -> None:

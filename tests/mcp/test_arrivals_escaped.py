@@ -65,3 +65,26 @@ async def test_an_escaped_call_after_an_untaken_one_serves_the_edit(project, clo
     finally:
         arrivals.close()
         watching.stop()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}),  # another request with its id
+        json.dumps([{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search_memory"}}]),
+    ],
+    ids=["another request", "a call in a batch"],
+)
+def test_a_request_with_the_id_of_an_untaken_call_forgets_it(line):
+    """A request that is not noted as a call (another method, or a call inside a batch) and reuses the id of a
+    call no handler took makes that call forgotten, its listing stopped: were it the one the SDK hands over, its
+    handler starts its own listing instead of taking one from before this line."""
+    started: list[Listing] = []
+    arrivals = Arrivals(lambda: started.append(Listing(len(started))) or started[-1])
+    assert arrivals.read(call_line(7)) == 7
+    assert arrivals.read(line) is None
+    assert arrivals.take(7) is None and started[0].closed
+    assert arrivals.read(call_line(8)) == 8
+    assert arrivals.read(json.dumps({"jsonrpc": "2.0", "id": 8, "result": {}})) is None  # an answer: another id space
+    noted = arrivals.take(8)
+    assert noted is not None and noted[1] is started[1]
