@@ -33,22 +33,12 @@ class Arrivals:
 
     def read(self, line: str) -> str | int | None:
         """Note a line just read: for a ``tools/call`` request, its arrival (``time.monotonic_ns``) and listing;
-        returns its id (``None`` for any other line). Any other message with the id of a noted call forgets that
+        returns its id (``None`` for any other line). Any other request with the id of a noted call forgets that
         call (its handler never comes: it is not handed an arrival from before this line). Never raises."""
-        # The cheap test first: most lines are notifications and answers. A JSON string without a backslash is spelt
-        # as it reads, so a line with neither an `"id"` nor an escape holds no id.
-        if '"id"' not in line and "\\" not in line:
-            return None
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            return None
-        messages = obj if isinstance(obj, list) else [obj]
-        ids = [_id_of(m) for m in messages if isinstance(m, dict) and "method" in m]  # requests, not answers
-        call = _id_of(obj) if isinstance(obj, dict) and obj.get("method") == "tools/call" else None
+        call, others = _requests(line)
         if call is None:
             with self._lock:
-                stale = [self._calls.pop(i, (0, None))[1] for i in ids if i is not None]
+                stale = [self._calls.pop(i, (0, None))[1] for i in others]
             _close(stale)
             return None
         arrived = time.monotonic_ns()
@@ -80,6 +70,24 @@ class Arrivals:
         with self._lock:
             noted, self._calls = list(self._calls.values()), {}
         _close([listing for _, listing in noted])
+
+
+def _requests(line: str) -> tuple[str | int | None, list[str | int]]:
+    """The id of the ``tools/call`` request ``line`` holds (``None``: none), and the ids of the other requests it
+    holds (another method, or requests in a batch). Never raises."""
+    # The cheap test first: most lines are notifications and answers. A JSON string without a backslash is spelt as
+    # it reads, so a line with neither an `"id"` nor an escape holds no id.
+    if '"id"' not in line and "\\" not in line:
+        return None, []
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None, []
+    if isinstance(obj, dict) and obj.get("method") == "tools/call" and _id_of(obj) is not None:
+        return _id_of(obj), []
+    messages = obj if isinstance(obj, list) else [obj]
+    ids = [_id_of(m) for m in messages if isinstance(m, dict) and "method" in m]  # requests, not answers
+    return None, [i for i in ids if i is not None]
 
 
 def _id_of(message: dict[str, object]) -> str | int | None:
