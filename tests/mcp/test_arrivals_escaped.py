@@ -11,14 +11,12 @@ import mcp_types as types
 import pytest
 from hypothesis import given, strategies as st
 
-import memzoi_mcp.server as mcp_server
 from memzoi_mcp.arrivals import Arrivals
-from memzoi_mcp.watching import Watching
 
 from ..index_setup import NEW, OLD, closed, fact, same_size_edit  # noqa: F401 - fixtures
 from .conftest import FACT_ID, home, project  # noqa: F401 - fixtures
 from .test_first_call import current_with_a_mark
-from .test_warm_start import Ctx, Listing, call_line
+from .test_warm_start import Ctx, Listing, call_line, noting
 
 ESCAPES = ["tools\\/call", "\\u0074ools/call", "tools\\u002fcall", "tools/cal\\u006c"]
 
@@ -44,12 +42,7 @@ def test_every_spelling_of_a_call_is_noted(spelt, rid):
 
 async def test_an_escaped_call_after_an_untaken_one_serves_the_edit(project, closed):
     current_with_a_mark(project)
-    watching = Watching(settle_s=60)  # no watch while the test runs: every call lists by find
-    arrivals = Arrivals(lambda: mcp_server._early_listing(project, watching))
-    server = mcp_server.make_server(project, None, env={}, cwd=project, watching=watching, arrivals=arrivals)
-    try:
-        call = server.get_request_handler("tools/call")
-        assert call is not None
+    with noting(project) as (arrivals, call):
         arrivals.read(call_line(7))  # noted with its listing, and never handled
         noted = arrivals._calls[7][1]
         assert noted is not None
@@ -62,9 +55,6 @@ async def test_an_escaped_call_after_an_untaken_one_serves_the_edit(project, clo
         params = types.CallToolRequestParams(name="search_memory", arguments={"query": OLD})
         res = await call.handler(Ctx(request_id=8), params)
         assert res.structured_content["results"] == []
-    finally:
-        arrivals.close()
-        watching.stop()
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,13 @@ it lists the tree)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 from unittest import mock
@@ -251,12 +254,7 @@ async def test_a_call_takes_the_listing_started_when_its_line_was_read(project, 
     monkeypatch.setattr(
         Index, "refresh", lambda self, *a, **k: (taken.append(k.get("walked")), real_refresh(self, *a, **k))[1]
     )
-    watching = Watching(settle_s=60)  # no watch while the test runs: every call lists by find
-    arrivals = Arrivals(lambda: mcp_server._early_listing(project, watching))
-    server = mcp_server.make_server(project, None, env={}, cwd=project, watching=watching, arrivals=arrivals)
-    try:
-        call = server.get_request_handler("tools/call")
-        assert call is not None
+    with noting(project) as (arrivals, call):
         assert arrivals.read(call_line(7)) == 7
         noted = arrivals._calls[7][1]
         assert noted is not None
@@ -264,6 +262,19 @@ async def test_a_call_takes_the_listing_started_when_its_line_was_read(project, 
         res = await call.handler(Ctx(request_id=7), params)
         assert [h["id"] for h in res.structured_content["results"]] == [FACT_ID]
         assert taken == [noted]
+
+
+@contextlib.contextmanager
+def noting(project: Path) -> Iterator[tuple[Arrivals, Any]]:
+    """``(arrivals, tools/call handler)`` of a server for ``project`` that notes each call's line as
+    ``memzoi-mcp --root`` does, with no watch set up while the test runs (every call lists by find)."""
+    watching = Watching(settle_s=60)
+    arrivals = Arrivals(lambda: mcp_server._early_listing(project, watching))
+    server = mcp_server.make_server(project, None, env={}, cwd=project, watching=watching, arrivals=arrivals)
+    try:
+        call = server.get_request_handler("tools/call")
+        assert call is not None
+        yield arrivals, call
     finally:
         arrivals.close()
         watching.stop()
