@@ -114,7 +114,7 @@ class Reader:
         self._meanwhile = meanwhile
         #: What ``meanwhile`` gave of the index as it was while find listed the files (a refresh by find's listing,
         #: :func:`memzoi.stores.changefeed.refreshing`), kept only where the refresh then changed none of the rows it
-        #: judged (:meth:`memzoi.stores.index.Index.unchanged_since`, ``memzoi search``'s rule); else ``None``.
+        #: judged (:meth:`memzoi.stores.index.Index.refresh_querying`, ``memzoi search``'s rule); else ``None``.
         self.early: Any = None
 
     def __enter__(self) -> Reader:
@@ -125,23 +125,13 @@ class Reader:
             with changefeed.refreshing(self.root) as walked:  # a long-lived process's listing (notifications, find)
                 if self.index.schema_problem:
                     self.index.rebuild()
+                elif self._meanwhile is not None and isinstance(walked, Ahead):  # find lists meanwhile
+                    self.early = self.index.refresh_querying(self._meanwhile, walked=walked)
                 else:
-                    gen = self.index.rows_generation() if self._meanwhile and isinstance(walked, Ahead) else None
-                    early = self._early(gen)
                     self.index.refresh(walked=walked)
-                    self.early = early if self.index.unchanged_since(gen) else None
         except IndexUnavailable as err:
             raise Refusal("index_unavailable", str(err)) from None
         return self
-
-    def _early(self, gen: str | None) -> Any:
-        """``meanwhile`` of the index as it is, at the rows' generation ``gen`` (``None``: not asked)."""
-        if gen is None or self._meanwhile is None:
-            return None
-        try:
-            return self._meanwhile(self.index)
-        except Exception:  # asked again once the index is refreshed, which says what is wrong
-            return None
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: object) -> None:
         self.index.close()

@@ -6,7 +6,7 @@ record about building), ``all_words`` (every word must match, as a prefix) and `
 
 The index is refreshed first (only changed files are re-read; built from scratch when missing, with progress on
 stderr); the query is made while GNU find lists the files (:class:`memzoi.stores.findlisting.Ahead`) and kept only
-where the refresh then judged those very rows and changed none (:meth:`memzoi.stores.index.Index.unchanged_since`),
+where the refresh then judged those very rows and changed none (:meth:`memzoi.stores.index.Index.refresh_querying`),
 else made again. Active, current records come first. ``--json`` prints ``{"query", "mode", "records": [...],
 "proposals": [...]}``; record entries use Memzoi's runtime record keys (``id, record_id, type, lane, destination,
 scope_kind, visibility, status, title, body, source_kind, source_ref, proposal_id, created_at, updated_at,
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..agent.query import MODES
@@ -133,17 +132,6 @@ def proposal_json(hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _early(query: Callable[[Index], dict[str, Any]], index: Index) -> dict[str, Any] | None:
-    """``query(index)`` made before the index's refresh; ``None`` where it refuses (the query after the refresh
-    then says why, as it always does)."""
-    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-
-    try:
-        return query(index)
-    except Refusal:
-        return None
-
-
 def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
     if args.limit < 1:
@@ -187,17 +175,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json).
         with Index(root) as index, guard(index.path, "index"):
-            ahead = None if index.schema_problem else index.rows_generation()
-            early = _early(query, index) if ahead is not None else None  # while find lists the files
+            early = None
             try:
                 if index.schema_problem:
                     index.rebuild(progress)
-                else:
-                    index.refresh(progress, walked=walked)
+                else:  # queried while find lists the files; that answer stands where the refresh changed no row
+                    early = index.refresh_querying(query, progress, walked)
             finally:
                 progress.finish()
-            # the query made before the refresh stands only where the refresh judged those rows and changed none
-            found = early if early is not None and index.unchanged_since(ahead) else query(index)
+            found = early if early is not None else query(index)
     except Refusal as err:
         return refuse(args, err)
     finally:

@@ -1,6 +1,7 @@
-"""The plane's listing taken by GNU find in a process of its own (:func:`memzoi.stores.findstart.start`), for a one-shot ``memzoi search``:
-the stat of 55,000 files at 50,000 records costs about 0.2 s of CPU from Python (issue 29, target: a search at
-50,000 records in 0.25 s); find takes the same stats in C while the interpreter imports the rest, on the other CPU.
+"""The plane's listing taken by GNU find in a process of its own (:func:`memzoi.stores.findstart.start`), for a one-shot
+``memzoi search``: the stat of 55,000 files at 50,000 records costs about 0.2 s of CPU from Python (issue 29, target: a
+search at 50,000 records in 0.25 s); find takes the same stats in C while the interpreter imports the rest, on the other
+CPU.
 
 What find prints is :data:`FORMAT` per file (NUL-terminated): device, inode, size, mtime and ctime as
 ``seconds.fraction`` (GNU find prints the ``timespec`` exactly: ten fraction digits, the nanoseconds and a ``0``),
@@ -132,13 +133,13 @@ def collect(finding: Finding) -> Found | None:
 
 
 class Ahead:
-    """The listing of the project ``root`` taken ahead, for a one-shot caller with its imports to do meanwhile
-    (``memzoi search``): by find in a process of its own (the one :func:`memzoi.stores.findstart.start_early`
-    started for this root, else :func:`memzoi.stores.findstart.start`), else by the Python walk on a thread
-    (:func:`memzoi.stores.planelisting.walk_ahead`). Calling it waits and gives find's :class:`Found`, or the walk's :class:`memzoi.stores.planelisting.Listing` where find
-    cannot be used. :meth:`close` stops a find that was never waited for. ``started_ns`` (``time.monotonic_ns``)
-    was taken before anything was listed (for find taken early, when that find started): every change completed
-    before it is in the listing (:func:`memzoi.stores.calllisting.valid`)."""
+    """The listing of the project ``root`` taken ahead, for a one-shot caller with its imports to do meanwhile (``memzoi
+    search``): by find in a process of its own (the one :func:`memzoi.stores.findstart.start_early` started for this
+    root, else :func:`memzoi.stores.findstart.start`), else by the Python walk on a thread
+    (:func:`memzoi.stores.planelisting.walk_ahead`). Calling it waits and gives find's :class:`Found`, or the walk's
+    :class:`memzoi.stores.planelisting.Listing` where find cannot be used. :meth:`close` stops a find that was never
+    waited for. ``started_ns`` (``time.monotonic_ns``) was taken before anything was listed (for find taken early, when
+    that find started): every change completed before it is in the listing (:func:`memzoi.stores.calllisting.valid`)."""
 
     def __init__(self, project_root: str | os.PathLike[str]) -> None:
         self.started_ns = time.monotonic_ns()

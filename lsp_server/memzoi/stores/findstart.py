@@ -1,9 +1,9 @@
-"""GNU find started over a project's ``records`` and ``proposals`` in a process of its own (:func:`start`), with
-nothing imported but :mod:`os`, :mod:`subprocess`, :mod:`shutil` and :mod:`time`, so that ``memzoi search`` can start it before
-the interpreter has loaded anything else (:func:`start_early`, from :func:`memzoi.cli.main.list_ahead`): find's
-listing at 50,000 records is about 0.18 s of CPU on the other CPU, and every module imported before it starts
-delays its end (issue 29, target: a search at 50,000 records in 0.25 s). What its output means and how it is read
-is :mod:`memzoi.stores.findlisting`.
+"""GNU find started over a project's ``records`` and ``proposals`` in a process of its own (:func:`start`), with nothing
+imported but :mod:`os`, :mod:`subprocess`, :mod:`shutil` and :mod:`time`, so that ``memzoi search`` can start it before
+the interpreter has loaded anything else (:func:`start_early`, from :func:`memzoi.cli.main.list_ahead`): find's listing
+at 50,000 records is about 0.18 s of CPU on the other CPU, and every module imported before it starts delays its end
+(issue 29, target: a search at 50,000 records in 0.25 s). What its output means and how it is read is
+:mod:`memzoi.stores.findlisting`.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ file in :mod:`memzoi.stores.index_rows` and the reading queries in :mod:`memzoi.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import sqlite3
@@ -315,6 +316,18 @@ class Index(IndexQueries):
         re-indexed or dropped none: what was read at ``gen`` is what it left to serve (``memzoi search`` queries
         while find lists the files; a restamp or git's state changes nothing served)."""
         return gen is not None and self._judged == (gen, False)
+
+    def refresh_querying(
+        self, query: Callable[[Index], Any], progress: Progress | None = None, walked: Any = None
+    ) -> Any:
+        """:meth:`refresh`, with ``query(self)`` made first on the index as it is (while find lists the files): its
+        answer where the refresh changed none of the rows it judged (:meth:`unchanged_since`), else ``None`` (also
+        after a query that raised: asked again, it says what is wrong)."""
+        gen, early = self.rows_generation(), None
+        with contextlib.suppress(Exception):  # asked again after the refresh
+            early = query(self) if gen is not None else None
+        self.refresh(progress, walked=walked)
+        return early if self.unchanged_since(gen) else None
 
     def drift(self) -> Drift:
         """Compare the index with the git plane (``memzoi doctor``): :func:`memzoi.stores.index_drift.drift_of`.
