@@ -146,55 +146,6 @@ def test_a_rebuild_whose_index_is_closed_next_leaves_its_staged_copies_to_the_cl
         assert ix.counts() == before and ix.drift().clean and ix.search("runtime index")
 
 
-def test_the_full_text_index_is_made_while_files_are_analysed_and_copied_whole(project, monkeypatch):
-    """A rebuild indexes the text of its staged rows as they come (``TEXT_BATCH`` files at a time, while the
-    workers analyse), and copies that full-text index into the index's own in its one transaction: it is what
-    SQLite's own ``rebuild`` of the full-text tables makes (same matches, integrity check clean), and the triggers
-    keep it in sync afterwards on the same connection."""
-    monkeypatch.setattr(index_build, "INSERT_BATCH", 5)
-    monkeypatch.setattr(index_build, "TEXT_BATCH", 10)
-    texted: list[int] = []
-    with Index(project, workers=1) as ix:
-
-        def progress(done: int, total: int) -> None:
-            if 15 < done < total:
-                texted.append(ix.db.execute("SELECT count(*) FROM temp.staged_records_fts_docsize").fetchone()[0])
-
-        ix.rebuild(progress)
-        assert texted and texted[-1] > 0  # indexed before the last file was analysed
-        words = ["runtime", "index", "memory", "proposal", "lineage", "ledger", "release"]
-
-        def matches() -> dict[str, list[int]]:
-            return {
-                f"{t}:{w}": [
-                    r[0] for r in ix.db.execute(f"SELECT rowid FROM {t} WHERE {t} MATCH ? ORDER BY rowid", (w,))
-                ]
-                for t in ("records_fts", "proposals_fts")
-                for w in words
-            }
-
-        def integrity() -> None:
-            for t in ("records_fts", "proposals_fts"):
-                ix.db.execute(f"INSERT INTO {t}({t}) VALUES('integrity-check')")
-
-        copied = matches()
-        integrity()
-        assert any(copied.values()) and ix.search("runtime index")
-        ix.db.execute("BEGIN IMMEDIATE")
-        for t in ("records_fts", "proposals_fts"):
-            ix.db.execute(f"INSERT INTO {t}({t}) VALUES('rebuild')")
-        assert matches() == copied
-        ix.db.execute("ROLLBACK")
-        # a file changed afterwards: the triggers index its new text on the same connection
-        record = sorted((project / ".memzoi/records").rglob("*.md"))[0]
-        record.write_text(record.read_text(encoding="utf-8") + "\nzanzibarite appears here.\n", encoding="utf-8")
-        ix.update_paths([record])
-        integrity()
-        assert (
-            ix.db.execute("SELECT count(*) FROM records_fts WHERE records_fts MATCH 'zanzibarite'").fetchone()[0] == 1
-        )
-
-
 def test_the_workers_start_on_the_first_files_while_git_is_asked_about_the_others(project, monkeypatch):
     """``analyse_rows`` asks git the visibility of its first ``FIRST_ASKED`` files, hands them to the pool, and
     only then asks about the others (``memzoi rebuild``: the workers no longer wait for git's answers for every

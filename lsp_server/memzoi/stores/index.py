@@ -192,8 +192,8 @@ class Index(IndexQueries):
                     self.db.execute(f"DELETE FROM {name}")
                 write_rows(self.db, kept.rows, kept.drop)
                 self._recreate(stamp, git)
-                staged.copy()  # the full-text index too, made while the files were analysed
-                self._index_text(filled=True)
+                staged.copy()
+                self._index_text()
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
@@ -214,11 +214,11 @@ class Index(IndexQueries):
         meta += [("stamp", stamp), ("git", git), ("fts", "to fill"), (GEN_KEY, str(random.getrandbits(48)))]
         self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta)
 
-    def _index_text(self, *, filled: bool = False) -> None:
-        """Fill the full-text tables :meth:`_recreate` left to fill from the rows (``filled``: a rebuild's
-        :meth:`~memzoi.stores.index_build.Staging.copy` did) and create the triggers that keep them in sync."""
+    def _index_text(self) -> None:
+        """Fill the full-text tables :meth:`_recreate` left to fill from the rows and create the triggers that keep
+        them in sync, inside the caller's transaction."""
         self.db.execute("DELETE FROM meta WHERE key = 'fts'")
-        for table in () if filled else ("records_fts", "proposals_fts"):
+        for table in ("records_fts", "proposals_fts"):
             self.db.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
         for stmt in _split_sql(fts_triggers()):
             self.db.execute(stmt)

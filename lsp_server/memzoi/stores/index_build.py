@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .index_schema import COLUMNS, FTS_SHADOWS, STAGED, TEXT_TABLES, file_checksum, staging_script
+from .index_schema import COLUMNS, STAGED, file_checksum, staging_script
 
 if TYPE_CHECKING:
     from .fileentry import Row
@@ -162,10 +162,6 @@ def _insert(db: sqlite3.Connection, batch: Sequence[Row], prefix: str, res: Rebu
                 res.refused.append({"path": r["file"]["path"], "refusals": refusals})
 
 
-#: A rebuild indexes the text of its staged rows this many files at a time (:meth:`Staging.flush`): a full-text
-#: insert per batch of :data:`INSERT_BATCH` cost 0.16 s of the parent's CPU at 10,000 files, one per 1,000 files
-#: about 0.10 s, as much as the ``rebuild`` of the full-text tables after the last worker it replaces.
-TEXT_BATCH = 1000
 #: The page cache of ``memzoi rebuild``'s connection while it rebuilds, in KiB (SQLite's default: 2,000). Its one
 #: transaction writes the whole store (44 MB at 10,000 files); with the default cache its pages spill into the WAL
 #: and are written again (issue 29: ``memzoi rebuild`` ≤ 1.2× a cold check; the transaction's CPU at 10,000
@@ -193,8 +189,6 @@ class Staging:
         self.closing = closing
         self.result = RebuildResult()
         self._held: list[Row] = []
-        self._texted = dict.fromkeys(TEXT_TABLES, 0)  # per staged table, the highest rowid whose text is indexed
-        self._text_files = 0  # the files staged when their text was last indexed
         self._cache: tuple[int, int] | None = None  # (the page cache asked for in KiB, the connection's setting)
         if cache_kib is not None:
             self._cache = (cache_kib, int(db.execute("PRAGMA cache_size").fetchone()[0]))
@@ -217,7 +211,7 @@ class Staging:
             self._drop()
 
     def _drop(self) -> None:
-        for table in (*(f"{t}_fts" for t in TEXT_TABLES), *STAGED):
+        for table in STAGED:
             self.db.execute(f"DROP TABLE IF EXISTS temp.{self.PREFIX}{table}")
 
     def add(self, row: Row) -> None:
@@ -228,49 +222,27 @@ class Staging:
         if len(self._held) >= INSERT_BATCH:
             self.flush()
 
-    def flush(self, last: bool = False) -> None:
+    def flush(self) -> None:
         """Write the rows held so far, each file with its checksum (the values staged are the values copied, so
-        the checksums hold once copied), while the workers go on analysing; their text is indexed
-        :data:`TEXT_BATCH` files at a time (``last``: what is left of it now)."""
-        if self._held:
-            _insert(self.db, self._held, self.PREFIX, self.result)
-            self._held = []
-        if last or self.result.files - self._text_files >= TEXT_BATCH:
-            self._index_text()
-
-    def _index_text(self) -> None:
-        """Index the text of the rows staged since the last time (while the workers analyse, not after the last
-        one), into the staged full-text tables."""
-        self._text_files = self.result.files
-        for table in TEXT_TABLES:
-            staged = f"temp.{self.PREFIX}{table}"
-            self.db.execute(
-                f"INSERT INTO {staged}_fts(rowid, title, body) SELECT rowid, title, body FROM {staged} WHERE rowid > ?",
-                (self._texted[table],),
-            )
-            self._texted[table] = int(self.db.execute(f"SELECT coalesce(max(rowid), 0) FROM {staged}").fetchone()[0])
+        the checksums hold once copied), while the workers go on analysing."""
+        if not self._held:
+            return
+        _insert(self.db, self._held, self.PREFIX, self.result)
+        self._held = []
 
     def finish(self) -> RebuildResult:
         """Write what is held (:meth:`flush`), still outside the index's write lock; returns what was staged, ids
         sorted."""
-        self.flush(last=True)
+        self.flush()
         self.db.execute("COMMIT")
         self.result.record_ids.sort()
         self.result.proposal_ids.sort()
         return self.result
 
     def copy(self) -> None:
-        """Copy the staged rows into the index's (emptied) tables, and the full-text index made of them into the
-        index's (new, empty) full-text tables, inside the caller's transaction. The full-text index is copied as
-        the shadow tables FTS5 keeps it in (the staged full-text tables are made by the index's own statement:
-        :func:`memzoi.stores.index_schema.staging_script`), with the rowids it indexes, copied as they are."""
+        """Copy the staged rows into the index's (emptied) tables, inside the caller's transaction."""
         for table in STAGED:
             self.db.execute(f"INSERT INTO main.{table} SELECT * FROM temp.{self.PREFIX}{table}")
-        for table in TEXT_TABLES:
-            for shadow in FTS_SHADOWS:
-                name = f"{table}_fts_{shadow}"
-                self.db.execute(f"DELETE FROM main.{name}")  # what the new table was created with
-                self.db.execute(f"INSERT INTO main.{name} SELECT * FROM temp.{self.PREFIX}{name}")
 
 
 __all__ = [

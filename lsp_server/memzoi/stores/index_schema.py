@@ -219,11 +219,6 @@ def checksum_sql(prefix: str = "") -> str:
 
 #: The tables a rebuild stages its rows in (:func:`staging_script`).
 STAGED = ("files", "records", "proposals")
-#: The staged tables with a full-text table (``records_fts``, ``proposals_fts``), and the shadow tables FTS5 keeps
-#: an external-content table's index in (``<name>_data``, ``_idx``, ``_docsize``, ``_config``): what a rebuild
-#: copies of the full-text index it built while files were analysed (:func:`staging_script`).
-TEXT_TABLES = ("records", "proposals")
-FTS_SHADOWS = ("data", "idx", "docsize", "config")
 
 
 def staging_script(prefix: str = "staged_") -> list[str]:
@@ -233,11 +228,7 @@ def staging_script(prefix: str = "staged_") -> list[str]:
     staged_files`` copies them), without their indexes, nor the ``path`` key's (the index's own key refuses a
     path twice when they are copied; 11,000 rows staged in 15 % less CPU). ``memzoi rebuild`` streams its rows
     into them while files are analysed, outside any write lock (issue 29, "Lean memory": the rows are not held in
-    memory until the end), and copies them into the index in its one transaction. With them, for each of
-    :data:`TEXT_TABLES`, a temporary full-text table over its staged copy, made by the index's own statement (the
-    same FTS5 options, so its shadow tables, :data:`FTS_SHADOWS`, are the index's in another place): the text is
-    indexed as the rows come, while the workers analyse, and its shadow tables are copied in the one transaction
-    (the ``rebuild`` of the full-text tables there cost 0.10 s of CPU at 10,000 files after the last worker)."""
+    memory until the end), and copies them into the index in its one transaction."""
     out = []
     for stmt in _split_sql(_SCHEMA):
         for table in STAGED:
@@ -248,11 +239,6 @@ def staging_script(prefix: str = "staged_") -> list[str]:
                     f"CREATE TEMP TABLE {prefix}{table}("
                     + body.replace("path TEXT NOT NULL UNIQUE", "path TEXT NOT NULL")
                 )
-        for table in TEXT_TABLES:
-            head = f"CREATE VIRTUAL TABLE {table}_fts USING fts5("
-            if stmt.startswith(head):
-                body = stmt[len(head) :].replace(f"content='{table}'", f"content='{prefix}{table}'")
-                out.append(f"CREATE VIRTUAL TABLE temp.{prefix}{table}_fts USING fts5({body}")
     return out
 
 
@@ -272,8 +258,6 @@ __all__ = [
     "COLUMNS",
     "SCHEMA_VERSION",
     "STAGED",
-    "TEXT_TABLES",
-    "FTS_SHADOWS",
     "checksum_sql",
     "file_checksum",
     "sound_sql",
