@@ -59,8 +59,9 @@ def analyse_rows(
     entry_sink: Callable[[str, Entry | None], None] | None = None,
 ) -> tuple[list[Row], list[tuple[str, Entry | None]]]:
     """Rows for ``files`` of the project ``root``, and the store entries made with them: those the caller made
-    (``premade``; their entries are the caller's), then for the others git visibility in one batch
-    and each file's one entry (:func:`memzoi.stores.fileentry.row_chunk`: read, analyse, store entry and
+    (``premade``; their entries are the caller's), then for the others git visibility (two batches from
+    :data:`FIRST_ASKED` files on: the workers start on the first while git is asked about the rest) and each file's
+    one entry (:func:`memzoi.stores.fileentry.row_chunk`: read, analyse, store entry and
     rows), in worker processes from :data:`PARALLEL_THRESHOLD` files on (``workers``: their number, ``None`` one per
     CPU up to 8; ``helper``: from a fork server, for a threaded caller). A file that cannot be read gets no row.
     The entries are ``(absolute path, entry)`` pairs, ``None`` for a file whose entry must not be kept. With
