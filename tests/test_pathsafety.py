@@ -54,6 +54,36 @@ def test_shown_path_uses_memzois_marker_over_the_repository_relative_path():
     assert shown_id(TOKEN) == marker(TOKEN) and shown_id("use-pnpm") == "use-pnpm" and shown_id(None) is None
 
 
+#: An id Memzoi's `environment_secret` rule (`NAME=value` at a line start) matches on its own, and not inside its
+#: record's path, where it does not start the line.
+LINE_START_ID = "SE" + "CRET=abc"
+
+
+def test_a_clean_path_does_not_vouch_for_the_id_it_names():
+    # A record's id is scanned on its own (shown_id), never inferred from its path's scan: a rule anchored at a line
+    # start matches the id alone and not `.memzoi/records/<id>.md` (and Memzoi's entropy token spans the `/`), so
+    # "the path is clean, so the id is" does not hold and the index row's id is not taken from the path's verdict.
+    rel = f".memzoi/records/{LINE_START_ID}.md"
+    assert shown_path(rel) == rel and not name_findings(rel)
+    assert shown_id(LINE_START_ID) == marker(LINE_START_ID)
+
+
+def test_the_index_row_scans_the_id_its_clean_path_names(tmp_path):
+    from datetime import UTC, datetime
+
+    from memzoi.stores.fileentry import entry_chunk
+
+    md = tmp_path / "proj" / ".memzoi"
+    (md / "records").mkdir(parents=True)
+    path = md / "records" / f"{LINE_START_ID}.md"
+    # the frontmatter names another id: the document's own scan does not see the path's id either
+    path.write_text(record("use-pnpm"), encoding="utf-8")
+    [made] = entry_chunk([(str(path), "tracked")], now=datetime.now(UTC), root=str(md.parent))
+    assert made is not None and made.row is not None
+    assert made.row["file"]["path"] == f".memzoi/records/{LINE_START_ID}.md"  # the key: its path is clean
+    assert made.row["record"]["id"] == marker(LINE_START_ID)  # its id is redacted all the same
+
+
 def test_name_findings_cover_file_and_folder_names_with_memzois_codes():
     # Memzoi's entropy rule also matches the path piece around the token: only that code may come beside it
     found = name_findings(f"p/.memzoi/records/{TOKEN}.md")

@@ -15,9 +15,10 @@ the file's ``internal_error`` finding (:mod:`memzoi.judge.barrier`), in its stag
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -161,10 +162,19 @@ def _row(
 ) -> Row:
     """The search rows of a file read as ``read`` and judged as ``verdict``
     (:func:`memzoi.stores.index_rows.index_row`; ``facts_json``: the facts' text the entry keeps too)."""
-    from .index_rows import index_row  # noqa: PLC0415 lazy: start-up - check, which makes no rows, loads none of it
-
     data, stamp, checked = read
-    return index_row(key, data, stamp, verdict, facts=facts, digest=digest, checked_ns=checked, facts_json=facts_json)
+    return _index_row()(
+        key, data, stamp, verdict, facts=facts, digest=digest, checked_ns=checked, facts_json=facts_json
+    )
+
+
+@cache
+def _index_row() -> Callable[..., Row]:
+    """:func:`memzoi.stores.index_rows.index_row`, imported at the first row made (``check``, which makes no rows,
+    loads none of it) and kept: an import statement costs about 1 µs at every call, one per file of a scan."""
+    from .index_rows import index_row  # noqa: PLC0415 lazy: start-up
+
+    return index_row
 
 
 def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str) -> list[FileEntry | None]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..base.findings import Finding, Severity
@@ -33,6 +34,18 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 _SEVERITY = {int(s): s for s in Severity}
 _SORT = lambda f: (f.start, f.end, f.code)  # noqa: E731 - the analysis's own finding order
+
+
+@cache
+def _kept_out() -> tuple[frozenset[str], Any]:
+    """``(SECRET_CODES, AttestationState.STALE)`` (:data:`memzoi.safety.redact.SECRET_CODES`,
+    :class:`memzoi.judge.attestation.AttestationState`): what keeps a file's verdict out of the cache, imported at the
+    first payload made (reading entries loads neither the detectors nor the attestation model) and kept: two import
+    statements cost some 2 µs at every call, and every file a scan or a check analyses makes a payload."""
+    from ..judge.attestation import AttestationState  # noqa: PLC0415 lazy: start-up
+    from ..safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
+
+    return SECRET_CODES, AttestationState.STALE
 
 
 def _plain(value: object) -> bool:
@@ -55,17 +68,15 @@ def make_payload(
     ``starts`` the line starts, or their text as :func:`line_starts` reads it (the first stage's, joined once);
     ``facts_json`` :func:`facts_text` of ``facts`` when the caller made it already (the index row keeps the same
     text): the facts are then not encoded a second time. The payload is the same string either way."""
-    from ..judge.attestation import AttestationState  # noqa: PLC0415 lazy: start-up
-    from ..safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
-
+    secret_codes, stale = _kept_out()
     if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:  # a symlink, a file through a
         return None  # symlinked folder, facts an internal error stopped (its `internal_error` is not cached)
-    if analysis.attestation is not None and analysis.attestation.state is AttestationState.STALE:
+    if analysis.attestation is not None and analysis.attestation.state is stale:
         return None
     own = first.own[: len(first.own) - first.canonical]
     found = []
     for f in own:
-        if f.code in SECRET_CODES or (f.data and not _plain(f.data)):
+        if f.code in secret_codes or (f.data and not _plain(f.data)):
             return None
         if f.code != "retention_query_only":  # recomputed from the mark at each run's clock
             found.append([f.code, f.message, f.start, f.end, int(f.severity), f.data or None])
@@ -104,11 +115,10 @@ def facts_only(analysis: Analysis, first: Local, facts: FileFacts, facts_json: s
     attestation, a finding whose data is not plain JSON). A file with a secret keeps nothing: a detector's span may
     hold context around the secret, so no test on the fact values could promise that none of them holds a piece of
     it, and no byte of a secret is ever stored. ``facts_json``: :func:`facts_text` of ``facts`` when made already."""
-    from ..safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
-
+    secret_codes = _kept_out()[0]
     if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:
         return None
-    if any(f.code in SECRET_CODES for f in first.own):  # the analysis's findings and what admission added
+    if any(f.code in secret_codes for f in first.own):  # the analysis's findings and what admission added
         return None
     return "[" + (facts_json if facts_json is not None else facts_text(facts)) + "]"
 
