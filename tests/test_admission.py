@@ -95,6 +95,31 @@ def test_git_is_called_a_bounded_number_of_times(repo, monkeypatch):
     assert sum(v is GitVisibility.IGNORED for v in vis.values()) == 1
 
 
+@pytest.mark.parametrize("file_specs", [admission._FILE_SPECS, 0], ids=["by file", "by folder"])
+def test_a_few_files_of_a_large_folder_are_answered_for(repo, monkeypatch, file_specs):
+    """A folder's listing can pass a bound set by the files asked (one record of a folder of 50,000 is 3.4 MB of
+    ``ls-files`` output against about 1 MB): its files were all ``unknown``, so no admission finding was derived and
+    ``check FILE`` passed an ignored, untracked record. A few files are asked by themselves; many by their folders, whose
+    whole listing may be read."""
+    records = repo / ".memzoi/records"
+    for i in range(120):  # a listing of about 4.4 KB, over 1 KB per file asked
+        (records / f"tracked-extra-{i:03}.md").write_text(rec(f"tracked-extra-{i}"), encoding="utf-8")
+    git(repo, "add", ".memzoi/records")
+    git(repo, "commit", "-q", "-m", "more")
+    (records / "new.md").write_text(rec("new"), encoding="utf-8")
+    monkeypatch.setattr(admission, "_LS_FILES_BASE", 0)  # the folder's listing passes the bound of a few files
+    monkeypatch.setattr(admission, "_FILE_SPECS", file_specs)
+    vis = git_visibility(repo, [records / "new.md", records / "tracked-extra-007.md", records / "ignored.md"])
+    assert {Path(p).name: v for p, v in vis.items()} == {
+        "new.md": GitVisibility.UNTRACKED,
+        "tracked-extra-007.md": GitVisibility.TRACKED,
+        "ignored.md": GitVisibility.IGNORED,
+    }
+    monkeypatch.setattr(admission, "_FILE_SPECS", admission._FILE_SPECS)
+    report = check_paths([str(records / "ignored.md")])
+    assert [l.finding.code for l in report.findings] == ["ignored_untracked"]
+
+
 def test_outside_git_only_attested_records_are_refused(tmp_path):
     records = tmp_path / "plain/.memzoi/records"
     records.mkdir(parents=True)

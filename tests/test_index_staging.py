@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -187,28 +186,3 @@ def test_the_workers_start_on_the_first_files_while_git_is_asked_about_the_other
     assert [events[i][1] for i in asks] == [8, len(before) - 8]
     assert sum(1 for e in events[: asks[1]] if e[0] == "add") == 8  # the first files went to the pool first
     assert after == before and len({v for _, v, *_ in after}) == 2  # tracked and untracked
-
-
-def test_a_part_git_cannot_answer_for_is_asked_with_every_file(project, monkeypatch):
-    """git lists the folders of the files asked, and its output is bounded by the number of files asked
-    (``admission._LS_FILES_PER_PATH``): a part of a folder holding many more files can pass the bound where
-    all of them would not. Such a part is asked again with every file, so no file's visibility is ``unknown``
-    where asking for all at once answered (a flat folder of 50,000 records)."""
-    from memzoi.project import admission
-
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    git(project, "init", "-q")
-    git(project, "add", ".memzoi")
-    with Index(project, workers=1) as ix:
-        ix.rebuild()
-        before = ix.db.execute("SELECT path, visibility FROM files ORDER BY path").fetchall()
-        listed = subprocess.run(["git", "-C", str(project), "ls-files", "-z"], capture_output=True, check=True).stdout
-        # a bound that all the files pass and the first 8 do not
-        monkeypatch.setattr(admission, "_LS_FILES_BASE", 0)
-        monkeypatch.setattr(admission, "_LS_FILES_PER_PATH", len(listed) // len(before) + 1)
-        monkeypatch.setattr(index_build, "FIRST_ASKED", 8)
-        ix.rebuild()
-        after = ix.db.execute("SELECT path, visibility FROM files ORDER BY path").fetchall()
-    assert [tuple(r) for r in after] == [tuple(r) for r in before]
-    assert {v for _, v in after} == {"tracked"}

@@ -36,9 +36,11 @@ if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
     from ..judge.attestation import AttestationState
 
 GIT_TIMEOUT = 10  # seconds per git process
-#: Output cap for ``ls-files``: generous per path, so 10,000 records fit, but never unbounded.
-_LS_FILES_BASE = 1 << 20
-_LS_FILES_PER_PATH = 1024
+#: ``ls-files`` output caps: asked for the files themselves (up to :data:`_FILE_SPECS` files and
+#: :data:`_FILE_SPEC_BYTES` of pathspecs, far below the argument limit), generous per path; asked by folders, a
+#: folder's whole listing (50,000 records are about 3.4 MB). Never unbounded.
+_LS_FILES_BASE, _LS_FILES_PER_PATH, _LS_FOLDERS_CAP = 1 << 20, 1024, 256 << 20
+_FILE_SPECS, _FILE_SPEC_BYTES = 256, 128 << 10
 
 
 class GitVisibility(enum.Enum):
@@ -166,12 +168,15 @@ def _in_worktree(files: list[str], top: str) -> tuple[dict[str, str], dict[str, 
 def _review_visibility(top: str, rel: dict[str, str]) -> dict[str, GitVisibility]:
     """Tracked, untracked or ignored for each file of ``rel`` (file → worktree-relative path), with one ``ls-files``
     and one ``check-ignore``; ``UNKNOWN`` for the files git could not answer for."""
-    # One ls-files over the distinct parent directories (literal pathspecs: no glob surprises in names).
-    dirs = sorted({r.rpartition("/")[0] for r in rel.values()})
-    specs = [f":(literal){d}" if d else "." for d in dirs]
-    listed = _run(
-        ["ls-files", "--cached", "-z", "--", *specs], Path(top), cap=_LS_FILES_BASE + _LS_FILES_PER_PATH * len(rel)
-    )
+    # One ls-files (literal pathspecs) over the files themselves when few, so its output is theirs whatever their
+    # folders hold (one record of a folder of 50,000), else over their distinct parent directories.
+    specs = [f":(literal){r}" for r in rel.values()]
+    if len(specs) <= _FILE_SPECS and sum(map(len, specs)) <= _FILE_SPEC_BYTES:
+        cap = _LS_FILES_BASE + _LS_FILES_PER_PATH * len(rel)
+    else:
+        specs = [f":(literal){d}" if d else "." for d in sorted({r.rpartition("/")[0] for r in rel.values()})]
+        cap = _LS_FOLDERS_CAP
+    listed = _run(["ls-files", "--cached", "-z", "--", *specs], Path(top), cap=cap)
     if listed is None or listed[0] != 0:
         return dict.fromkeys(rel, GitVisibility.UNKNOWN)
     tracked = {p.decode("utf-8", "surrogateescape") for p in listed[1].split(b"\0") if p}

@@ -103,10 +103,6 @@ def analyse_rows(
     # git's answers for the first files, then the workers start on them while the others' are asked
     for part in (files[:FIRST_ASKED], files[FIRST_ASKED:]) if len(files) > FIRST_ASKED else (files,):
         vis = git_visibility(root, part)
-        if len(part) < len(files) and GitVisibility.UNKNOWN in vis.values():
-            # git's listing of the part's folders may pass the bound set by the files asked (a folder holding many
-            # more): asked with every file, as when all are asked at once
-            vis = git_visibility(root, files)
         for p in part:
             pool.add((os.fspath(p), vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value))
     for i, made in enumerate(pool.iter_results(), total - len(files) + 1):
