@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from memzoi.base.findings import Severity
 from memzoi.cli.main import main
 from memzoi.judge.analysis import analyze_text
-from memzoi.judge.pathsafety import name_findings, repository_path, shown_id, shown_path
+from memzoi.judge.pathsafety import REDACTED_PREFIX, name_findings, repository_path, shown_id, shown_path
 from memzoi.runs.check import check_paths
 
 from . import builders
@@ -60,28 +60,42 @@ LINE_START_ID = "SE" + "CRET=abc"
 
 
 def test_a_clean_path_does_not_vouch_for_the_id_it_names():
-    # A record's id is scanned on its own (shown_id), never inferred from its path's scan: a rule anchored at a line
-    # start matches the id alone and not `.memzoi/records/<id>.md` (and Memzoi's entropy token spans the `/`), so
-    # "the path is clean, so the id is" does not hold and the index row's id is not taken from the path's verdict.
+    # shown_id scans an id on its own: a rule anchored at a line start matches the id alone and not
+    # `.memzoi/records/<id>.md` (and Memzoi's entropy token spans the `/`), so "the path is clean, so the id is"
+    # does not hold for an id shown apart from its path
     rel = f".memzoi/records/{LINE_START_ID}.md"
     assert shown_path(rel) == rel and not name_findings(rel)
     assert shown_id(LINE_START_ID) == marker(LINE_START_ID)
 
 
-def test_the_index_row_scans_the_id_its_clean_path_names(tmp_path):
+def _row_of(tmp_path, name: str, declared: str):
     from datetime import UTC, datetime
 
     from memzoi.stores.fileentry import entry_chunk
 
     md = tmp_path / "proj" / ".memzoi"
     (md / "records").mkdir(parents=True)
-    path = md / "records" / f"{LINE_START_ID}.md"
-    # the frontmatter names another id: the document's own scan does not see the path's id either
-    path.write_text(record("use-pnpm"), encoding="utf-8")
+    path = md / "records" / f"{name}.md"
+    # the frontmatter names another id: the document's own scan does not see the path's id
+    path.write_text(record(declared), encoding="utf-8")
     [made] = entry_chunk([(str(path), "tracked")], now=datetime.now(UTC), root=str(md.parent))
     assert made is not None and made.row is not None
-    assert made.row["file"]["path"] == f".memzoi/records/{LINE_START_ID}.md"  # the key: its path is clean
-    assert made.row["record"]["id"] == marker(LINE_START_ID)  # its id is redacted all the same
+    return made.row
+
+
+def test_the_index_row_judges_a_records_path_id_with_its_path(tmp_path):
+    # The row keeps a record's path in clear when Memzoi's path scan finds nothing; the id below records/ is bytes
+    # of that path, so it is kept (and redacted) exactly as its path is: redacting the id alone would leave the
+    # same bytes in `files.path`, `records.path` and `files.facts` beside it
+    row = _row_of(tmp_path, LINE_START_ID, "use-pnpm")
+    assert row["file"]["path"] == row["record"]["path"] == f".memzoi/records/{LINE_START_ID}.md"
+    assert row["record"]["id"] == LINE_START_ID
+
+
+def test_the_index_row_redacts_a_records_path_id_with_its_path(tmp_path):
+    row = _row_of(tmp_path, TOKEN, "use-pnpm")
+    assert row["file"]["path"].startswith(REDACTED_PREFIX) and row["record"]["id"].startswith(REDACTED_PREFIX)
+    assert all(TOKEN not in str(v) for part in row.values() for v in part.values())
 
 
 def test_name_findings_cover_file_and_folder_names_with_memzois_codes():

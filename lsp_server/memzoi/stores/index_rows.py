@@ -130,6 +130,17 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
 Premade = Callable[[list[Path]], tuple[list[dict[str, Any]], list[Path]]]
 
 
+def _path_id(identity: str | None, hidden: bool) -> str | None:
+    """The id a file's path gives it (``placement.identity``: the path below ``records/`` or a proposals folder, no
+    ``.md``), as the row keeps it: redacted exactly when its path is (``hidden``). The id is bytes of the path, which
+    the row keeps in clear beside it when Memzoi's path scan finds nothing (:func:`.pathsafety.shown_path`), so
+    scanning it again on its own would protect nothing: a rule anchored at a line start matches ``SECRET=abc``
+    alone and not ``.memzoi/records/SECRET=abc.md``, and redacting only the id would still leave those bytes in the
+    row's path. An id a file declares in its frontmatter is a field, scanned with the document, and is shown
+    through :func:`.pathsafety.shown_id`."""
+    return redacted(identity) if hidden and identity else identity
+
+
 def index_row(
     rel: str,
     data: bytes,
@@ -152,8 +163,10 @@ def index_row(
     analysis = verdict.analysis
     facts = facts_from_analysis(analysis) if facts is None else facts
     kept = facts
-    if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
+    hidden = rel.startswith(REDACTED_PREFIX)
+    if hidden:  # a secret-bearing path: its id is that secret; keep neither
         kept = dataclasses.replace(facts, ident=shown_id(facts.ident), tokens=(), refs=())
+    place_id = _path_id(analysis.placement.identity, hidden)
     lines = analysis.document.lines if verdict.findings else None  # the analysis's own (its text's)
     findings = [_finding(f, lines) for f in verdict.findings] if lines else []
     size, mtime_ns, ino, ctime_ns = stamp
@@ -192,7 +205,8 @@ def index_row(
         conf = getattr(conf, "resolved", conf)
         out["record"] = {
             "path": rel,
-            "id": shown_id(facts.ident),
+            # a record below records/ is known by its path's id (record_id_of): judged with its path
+            "id": place_id if facts.ident == analysis.placement.identity else shown_id(facts.ident),
             **{column: _s(meta.get(key)) for column, key in _RECORD_TEXT},
             "title": title,
             "body": body,
@@ -211,7 +225,7 @@ def index_row(
         out["proposal"] = {
             "path": rel,
             "id": shown_id(facts.ident),
-            "file_id": shown_id(analysis.placement.identity),
+            "file_id": place_id,
             "role": analysis.placement.role.value,
             "status": facts.status,
             "action": facts.action,
