@@ -119,12 +119,19 @@ _WORDS = st.sampled_from(
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_WORDS, max_size=40).map("".join))
-def test_keyed_matches_equal_finditer(text):
+@example("token: 'token:token'")  # a full run drew it: the pair inside the quoted value is one more match
+def test_keyed_matches_equal_a_scan_that_looks_inside_quoted_values(text):
+    # keyed._matches is finditer's scan, tried only at the stems, that goes on inside a match's quoted value (where
+    # a scan of that YAML scalar alone finds its own pairs) rather than after it
     ctx = Ctx(text)
     stems = tuple(keyed.STEM_GATES)
     pattern = keyed._pattern(stems)
     fast = [(m.span(), m.groupdict()) for m in keyed._matches(pattern, ctx.low, stems)]
-    plain = [(m.span(), m.groupdict()) for m in pattern.finditer(ctx.low)]
+    plain: list[tuple[tuple[int, int], dict[str, str | None]]] = []
+    pos = 0
+    while (m := pattern.search(ctx.low, pos)) is not None:
+        plain.append((m.span(), m.groupdict()))
+        pos = m.start("v") + 1 if ctx.low[m.start("v")] in "\"'" else m.end()
     assert fast == plain
 
 
