@@ -236,6 +236,38 @@ def test_no_find_is_left_when_the_search_is_terminated(tmp_path):
             os.kill(pid, 9)
 
 
+#: The console script's entry, with a SIGTERM sent the moment find has started (before the listing is even kept).
+_TERMINATED_AT_START = """
+import os, signal
+from memzoi.cli import main
+from memzoi.stores import findstart
+real = findstart.start
+def start(root):
+    found = real(root)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return found
+findstart.start = start
+main.entry()
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
+def test_a_sigterm_as_soon_as_find_started_leaves_no_find(tmp_path):
+    # SIGTERM ends a search through SystemExit from before find starts, so no moment leaves find orphaned
+    root = _project(tmp_path / "proj", "Walrus habits")
+    fake = _fake_find(tmp_path)
+    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run(
+        [sys.executable, "-c", _TERMINATED_AT_START, "search", "walrus"], cwd=root, env=env, capture_output=True
+    )
+    try:
+        assert done.returncode == 143  # SystemExit(128 + SIGTERM), not killed by the signal (-15)
+        assert _running(str(fake)) == []
+    finally:
+        for pid in _running(str(fake)):
+            os.kill(pid, 9)
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
 def test_a_find_whose_wait_is_interrupted_is_killed_and_reaped(tmp_path, monkeypatch):
     root = _project(tmp_path / "proj", "Walrus habits")
@@ -260,3 +292,26 @@ def test_a_find_whose_wait_is_interrupted_is_killed_and_reaped(tmp_path, monkeyp
     finally:
         for pid in _running(str(fake)):
             os.kill(pid, 9)
+
+
+def test_a_sigterm_during_a_hold_waits_for_the_outermost_hold_then_cleans_up_and_exits():
+    import signal
+
+    cleaned: list[str] = []
+    before = signal.signal(signal.SIGTERM, findstart.terminated)
+    try:
+        with pytest.raises(SystemExit) as ended:
+            with findstart.held(lambda: cleaned.append("outer")):
+                with findstart.held(lambda: cleaned.append("inner")):
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    for _ in range(1000):  # the handler runs between bytecodes: it only notes the signal
+                        pass
+                    cleaned.append("inside")
+                cleaned.append("after inner")
+        assert ended.value.code == 143 and cleaned == ["inside", "after inner", "outer"]
+        with pytest.raises(SystemExit):  # outside a hold it ends the process at once
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                pass
+    finally:
+        signal.signal(signal.SIGTERM, before)

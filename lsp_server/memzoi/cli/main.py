@@ -160,10 +160,11 @@ def entry() -> NoReturn:
     (:func:`list_ahead`)."""
     _ENDING["entry"] = True
     argv = sys.argv[1:]
-    early = list_ahead(argv)
-    if early:
+    early = _command_word(argv) == "search"
+    if early:  # before find starts: a SIGTERM from then on ends the process through the `finally` below
         _exit_on_sigterm()
     try:
+        list_ahead(argv)
         code = main(argv)
     finally:
         if early:  # a listing the command did not take (another root, a usage error, --help) is killed and reaped
@@ -181,12 +182,10 @@ def _exit_on_sigterm() -> None:
     is killed and reaped: killed outright, the process would leave it running orphaned until it has listed."""
     import signal  # noqa: PLC0415 lazy: start-up (subprocess, imported by then, has loaded it)
 
+    from ..stores.findstart import terminated  # noqa: PLC0415 lazy: start-up
+
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminated)
-
-
-def _terminated(signum: int, frame: object) -> NoReturn:
-    raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, terminated)
 
 
 def list_ahead(argv: list[str]) -> bool:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..base.freshness import Stat
 from ..judge.workspace import plane_file_name, utf8_name
-from .findstart import FORMAT, Finding, start, take_early
+from .findstart import FORMAT, Finding, held, start, take_early
 
 if TYPE_CHECKING:
     from .planelisting import Listing
@@ -144,7 +144,9 @@ class Ahead:
     def __init__(self, project_root: str | os.PathLike[str]) -> None:
         self.started_ns = time.monotonic_ns()
         self.root = os.path.abspath(project_root)
-        self.finding = take_early(self.root) or start(self.root)
+        self.finding: Finding | None = None
+        with held(self.close):  # kept before a SIGTERM may end the process
+            self.finding = take_early(self.root) or start(self.root)
         if self.finding is not None:
             self.started_ns = self.finding.started_ns
         self.walking: Callable[[], Listing] | None = None

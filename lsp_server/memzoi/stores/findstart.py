@@ -12,7 +12,9 @@ import contextlib
 import os
 import shutil
 import subprocess
+import threading
 import time
+from collections.abc import Callable, Iterator
 
 from ..judge.projectroot import MEMZOI_DIR
 
@@ -97,10 +99,60 @@ class Finding:
         self.proc.wait()
 
 
+#: Holds of SIGTERM on the main thread (nested count) and the signal that came during them (0: none).
+_HOLD = [0, 0]
+
+
+def terminated(signum: int, frame: object) -> None:
+    """The SIGTERM handler of a command that starts find (:func:`memzoi.cli.main.entry`): ends the process through
+    ``SystemExit(128 + signum)``, so that the ``finally`` clauses stop and reap find rather than leave it running
+    orphaned. While a find is being started and kept (:func:`held`) it only notes the signal: the hold ends the
+    process once the find is where its cleanup reaches it (Popen returns after find's exec, and a signal raised
+    inside it would lose the child)."""
+    if _HOLD[0]:
+        _HOLD[1] = signum
+        return
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def held(cleanup: Callable[[], object]) -> Iterator[None]:
+    """Within the context, on the main thread, :func:`terminated` holds SIGTERM; leaving the outermost hold after one
+    came calls ``cleanup`` (which stops the finds started inside) and raises ``SystemExit(128 + signum)``. Elsewhere
+    (a thread, which never runs a signal handler) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _HOLD[0] += 1
+    try:
+        yield
+    finally:
+        _HOLD[0] -= 1
+        if not _HOLD[0] and _HOLD[1]:
+            signum, _HOLD[1] = _HOLD[1], 0
+            cleanup()
+            raise SystemExit(128 + signum)
+
+
 def start(project_root: str | os.PathLike[str]) -> Finding | None:
     """Start find over the project's ``records`` and ``proposals`` (those that are folders, not symlinks, below a
     ``.memzoi`` that is not a symlink: the folders :func:`memzoi.stores.planelisting.walk` lists); ``None`` where
-    there is nothing to list or find cannot be started (the caller walks in Python). Never raises ``OSError``."""
+    there is nothing to list or find cannot be started (the caller walks in Python). Never raises ``OSError``; a
+    SIGTERM handled by :func:`terminated` while it starts find stops that find first (:func:`held`)."""
+    got: list[Finding] = []
+
+    def stop() -> None:
+        for f in got:
+            f.discard()
+
+    with held(stop):
+        finding = _start(project_root)
+        if finding is not None:
+            got.append(finding)
+    return got[0] if got else None
+
+
+def _start(project_root: str | os.PathLike[str]) -> Finding | None:
     root = os.path.abspath(project_root)
     memzoi_dir = os.path.join(root, MEMZOI_DIR)
     try:
@@ -138,9 +190,10 @@ def start_early(project_root: str | os.PathLike[str]) -> None:
     listing is still taken after the command started, as the refresh's input: it is only started sooner. Never
     raises ``OSError``."""
     drop_early()
-    finding = start(project_root)
-    if finding is not None:
-        _EARLY.append(finding)
+    with held(drop_early):  # kept before a SIGTERM may end the process
+        finding = start(project_root)
+        if finding is not None:
+            _EARLY.append(finding)
 
 
 def take_early(root: str) -> Finding | None:
