@@ -334,7 +334,7 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                     "proposal": _origin(root, p["file_id"]),
                 },
             }
-    from ..lifecycle.local import get_local  # noqa: PLC0415 lazy: start-up
+    from ..ledger.local_records import get_local  # noqa: PLC0415 lazy: start-up
 
     local = get_local(root, memory_id)
     if local is not None:
