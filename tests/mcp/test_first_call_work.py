@@ -1,7 +1,7 @@
 """What a session's first ``search_memory`` does not do (issue 29: the first call at 50,000 records, whose critical
 path is the server's own CPU while find lists): load the core a second time beside the load begun at
 ``initialized``, read the ``[mcp]`` section a proposal needs, import the lifecycle to read local records or the
-record models for the tools' argument models, or build the tools' output models."""
+record models for the tools' argument models, or the tools' output models."""
 
 from __future__ import annotations
 
@@ -75,18 +75,15 @@ import memzoi_mcp.server as server
 tools = server._load_core()
 root = Path(sys.argv[1])
 got = tools.call(tools.Session(root, "c", tools.RateLimit(0)), "search_memory", {"query": sys.argv[2]})
-heavy = ("memzoi.lifecycle", "memzoi.judge.config_model", "memzoi.models")
-from memzoi.agent import outputs
-built = [n for n in ("SearchOutput", "GetOutput") if getattr(outputs, n).__pydantic_complete__]
-print(json.dumps({"ids": [h["id"] for h in got.data["results"]], "loaded": [m for m in heavy if m in sys.modules],
-                  "built": built}))
+heavy = ("memzoi.lifecycle", "memzoi.judge.config_model", "memzoi.models", "memzoi.agent.outputs")
+print(json.dumps({"ids": [h["id"] for h in got.data["results"]], "loaded": [m for m in heavy if m in sys.modules]}))
 """
 
 
 def test_the_first_search_of_a_server_reads_local_records_without_the_lifecycle(project, home):
     """In a fresh server process: the core as the warm-up loads it, then a search that finds a local record (read
-    from the ledger), without importing the lifecycle, the configuration's model or the record models, or building
-    the output models (asked for by ``tools/list`` only)."""
+    from the ledger), without importing the lifecycle, the configuration's model, the record models or the tools'
+    output models (imported when ``tools/list`` asks for their schemas)."""
     add_local(project, title="Release notes live in docs", body="Write the release notes in docs/.", actor="me")
     for _ in range(2):  # the index current, as a session finds it
         index = Index(project, workers=1)
@@ -99,4 +96,4 @@ def test_the_first_search_of_a_server_reads_local_records_without_the_lifecycle(
         [sys.executable, "-c", CHILD, str(project), "release notes"], capture_output=True, text=True, check=True
     )
     got: dict[str, Any] = json.loads(out.stdout)
-    assert len(got["ids"]) == 1 and got["loaded"] == [] and got["built"] == []
+    assert len(got["ids"]) == 1 and got["loaded"] == []
