@@ -12,9 +12,12 @@ stdio transport, with the answers :func:`send_answers` writes.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import logging
 import sys
+import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -79,24 +82,34 @@ def _invalid(obj: Any) -> dict[str, Any] | None:
     return error_response(INVALID_PARAMS, f"Invalid params for {obj['method'][:100]}", rid)
 
 
+#: Lines read ahead of the SDK, at most: beyond, the reader waits (the client's writes are held back, as before).
+LINES_AHEAD = 64
+
+
 def triaged_stdin(arrivals: Arrivals | None = None) -> tuple[MemoryObjectReceiveStream[dict[str, Any]], Any]:
     """Standard input as the SDK's transport reads it, minus the lines it cannot take: those are answered
-    (:func:`triage`) through the returned stream of error responses. Each line is first noted by ``arrivals``
-    (:meth:`memzoi_mcp.arrivals.Arrivals.read`: a call's arrival and listing), and dropped from it if refused."""
+    (:func:`triage`) through the returned stream of error responses. A thread of its own reads the lines
+    (:func:`_read_ahead`) and notes each with ``arrivals`` as soon as it is read (:meth:`memzoi_mcp.arrivals.Arrivals.read`:
+    a call's arrival and listing), before the event loop gets to it: at a session's start the loop is still handling
+    the lines before it (``initialized``) while the core loads, and a call's find waited for that (issue 29: some
+    10-25 ms of the first call's critical path). A line the check refuses is dropped from ``arrivals``."""
     import anyio  # noqa: PLC0415 lazy: start-up
     import mcp_types as types  # noqa: PLC0415 lazy: start-up
 
     send, receive = anyio.create_memory_object_stream[dict[str, Any]](100)
-    raw = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    ahead_send, ahead_receive = anyio.create_memory_object_stream[tuple[str, str | int | None]](LINES_AHEAD)
+    stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
 
     class Lines:
         def __aiter__(self) -> AsyncIterator[str]:
             return self._lines()
 
         async def _lines(self) -> AsyncIterator[str]:
-            async with send:
-                async for line in raw:
-                    rid = arrivals.read(line) if arrivals is not None else None  # before the check's imports
+            token = anyio.lowlevel.current_token()
+            args = (stream, arrivals, ahead_send, token)
+            threading.Thread(target=_read_ahead, args=args, name="memzoi-mcp-stdin", daemon=True).start()
+            async with send, ahead_receive:
+                async for line, rid in ahead_receive:
                     forward, answer = triage(line, types.jsonrpc_message_adapter.validate_json)
                     if forward:
                         yield line
@@ -107,6 +120,25 @@ def triaged_stdin(arrivals: Arrivals | None = None) -> tuple[MemoryObjectReceive
                         await send.send(answer)
 
     return receive, Lines()
+
+
+def _read_ahead(stream: Any, arrivals: Arrivals | None, ahead: Any, token: Any) -> None:
+    """Read ``stream`` line by line to its end, note each line with ``arrivals`` as soon as it is read, and hand it
+    with the noted id to the event loop of ``token`` through ``ahead`` (closed at the end, which ends the session
+    as the end of input did). Ends quietly where the loop is gone or the input cannot be read (logged)."""
+    import anyio  # noqa: PLC0415 lazy: start-up
+
+    gone = (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError)  # RuntimeError: the loop has ended
+    try:
+        for line in stream:
+            rid = arrivals.read(line) if arrivals is not None else None
+            anyio.from_thread.run(ahead.send, (line, rid), token=token)
+    except gone:
+        return
+    except (OSError, ValueError) as err:  # an input that cannot be read ends the session as its end does
+        logging.getLogger("memzoi-mcp").warning("reading the input stopped: %s", type(err).__name__)
+    with contextlib.suppress(*gone):
+        anyio.from_thread.run_sync(ahead.close, token=token)
 
 
 async def send_answers(answers: MemoryObjectReceiveStream[dict[str, Any]], write: Any) -> None:

@@ -12,6 +12,7 @@ import importlib
 import logging
 import os
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -67,15 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: What a session's first calls import beyond the tool table, loaded with it (:func:`_load_core`), which the server
 #: runs once the client is initialized (:class:`memzoi_mcp.watching.Watching`): a call's arguments checked before the
-#: SDK takes it (:func:`memzoi_mcp.framing.triage`), the project and its ``[mcp]`` settings, a refresh by find's
-#: listing, and ``search_memory``'s local records. Not a contract: a name missing here is imported by its call.
+#: SDK takes it (:func:`memzoi_mcp.framing.triage`), the project, a refresh by find's listing, and
+#: ``search_memory``'s local records (read without the lifecycle: :mod:`memzoi.ledger.local_records`). Not the
+#: configuration's model: only a proposal reads the ``[mcp]`` section (:func:`_limit_for`). Not a contract: a name
+#: missing here is imported by its call.
 CALL_MODULES = (
     "memzoi.agent.arguments",
     "memzoi.agent.project",
-    "memzoi.judge.config",
     "memzoi.stores.calllisting",
     "memzoi.stores.index_fresh",
-    "memzoi.lifecycle.local",
+    "memzoi.ledger.local_records",
 )
 
 
@@ -87,11 +89,28 @@ def _client_name(ctx: Any) -> str:
     return name or "mcp-client"
 
 
+#: The core's tool module once :func:`_load_core` has loaded it, and the lock its callers share.
+_CORE: list[ModuleType] = []
+_CORE_LOCK = threading.Lock()
+
+
 def _load_core() -> ModuleType:
     """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool) and :data:`CALL_MODULES`,
     loaded once the client is initialized (or at the first request) so the handshake does not wait for their
     imports; from then on the index rows' stamps are kept between refreshes (:func:`memzoi.stores.storedstamps.keep`).
-    A call's arguments are checked when it is read, before the SDK takes it: that module comes first."""
+    Loaded once per process: a caller that comes while another loads (the first call, during the load begun at
+    ``initialized``) waits for that load instead of running a second beside it (some 10 ms of the first call's CPU,
+    and two nested pattern caches, :func:`memzoi.runs.checkimports.cached_patterns`). Raises what an import raises;
+    the next caller then tries again."""
+    with _CORE_LOCK:
+        if not _CORE:
+            _CORE.append(_import_core())
+        return _CORE[0]
+
+
+def _import_core() -> ModuleType:
+    """:func:`_load_core`'s imports. A call's arguments are checked when it is read, before the SDK takes it: that
+    module comes first."""
     importlib.import_module(CALL_MODULES[0])
     from memzoi.runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
 
@@ -143,7 +162,9 @@ def _install_index_sync() -> None:
 
 def _limit_for(tools: ModuleType, root: Path, per_minute: int | None) -> Any:
     """The process-wide proposal rate limit of ``root``: ``per_minute`` or its ``[mcp] proposals_per_minute`` (an
-    invalid ``[mcp]`` section is refused per proposal, :func:`memzoi.agent.tools.call`)."""
+    invalid ``[mcp]`` section is refused per proposal, :func:`memzoi.agent.tools.call`). Taken at the project's
+    first proposal: a tool that only reads never takes one (its session gets a limit of 0), so a session's first search
+    neither imports the configuration's model nor reads the file for it (about 10 ms of its CPU, issue 29)."""
     from memzoi.judge.config import load_section  # noqa: PLC0415 lazy: start-up
 
     if per_minute is None:
@@ -259,11 +280,13 @@ def make_server(
 
                 result = tools.ToolResult.error("no_project", no_project_message(chosen))
             else:
-                if chosen.root not in limits:
-                    limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
-                session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
+                limit = tools.RateLimit(0)  # a tool that only reads takes none
                 if tools.TOOLS[params.name].mutating:  # a proposal is a ledgered change: it keeps the index current
+                    if chosen.root not in limits:  # its [mcp] section read at the project's first proposal
+                        limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
+                    limit = limits[chosen.root]
                     await anyio.to_thread.run_sync(_install_index_sync)
+                session = tools.Session(chosen.root, _client_name(ctx), limit)
                 handed, early = early, None
                 result = await anyio.to_thread.run_sync(_serve_call, tools, session, params, arrived, handed)
         finally:

@@ -89,3 +89,16 @@ async def test_search_and_precheck_over_escaped_records_end_to_end(escaped_proje
         ):
             res = await s.call_tool("search_memory", arguments)
             assert not res.is_error or res.structured_content["error"]["code"] != "internal_error"
+
+
+@pytest.mark.parametrize("where", ["inside", "outside", "relative"])
+def test_a_path_with_a_nul_byte_is_answered_not_a_crash(project, where):
+    """A path a client sends with a NUL byte names no file: it is refused or matches nothing, never an
+    ``internal_error`` (``os.path.realpath`` raises ``ValueError`` on it)."""
+    value = {"inside": f"{project}/src/a\0b", "outside": "/elsewhere/a\0b", "relative": "src/a\0b"}[where]
+    session = tools.Session(project, "nul-agent", tools.RateLimit(10_000))
+    for name in ("build_context_pack", "precheck_path", "search_memory"):
+        for arguments in CALLS[name](value):
+            result = tools.call(session, name, arguments)
+            _sendable(result)
+            assert not result.is_error or result.data["error"]["code"] != "internal_error", (name, result.text)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import mcp_types as types
 import pytest
@@ -141,3 +142,33 @@ def test_the_server_answers_every_malformed_line_and_keeps_serving(tmp_path, hom
     finally:
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
+
+
+async def test_a_call_is_noted_when_read_before_the_lines_ahead_of_it_are_handled(monkeypatch):
+    """The server starts a call's listing when the call's line is read (issue 29): the line is read by a thread of
+    its own, so a call behind a line the SDK is still handling (``initialized``, while the core loads) is noted
+    at once; the lines still reach the SDK in order, and the end of input ends them."""
+    import anyio
+
+    from memzoi_mcp.arrivals import Arrivals
+    from memzoi_mcp.framing import triaged_stdin
+
+    r, w = os.pipe()
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=os.fdopen(r, "rb")))
+    noted = threading.Event()
+    arrivals = Arrivals(lambda: noted.set())  # type: ignore[func-returns-value]
+    answers, stdin = triaged_stdin(arrivals)
+    lines = [
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":"a"}}}\n',
+    ]
+    os.write(w, "".join(lines).encode())
+    it = stdin.__aiter__()
+    assert await it.__anext__() == lines[0]  # the SDK holds the first line: the second is not asked for yet
+    assert await anyio.to_thread.run_sync(noted.wait, 60)
+    assert arrivals.take(7) is not None
+    os.close(w)
+    assert await it.__anext__() == lines[1]
+    with pytest.raises(StopAsyncIteration):
+        await it.__anext__()
+    await answers.aclose()

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..models.common import Lane, MemoryType
+from ..base.memorykinds import Lane, MemoryType  # not memzoi.models: a first call needs no record model
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 

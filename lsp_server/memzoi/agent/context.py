@@ -113,7 +113,7 @@ def _runtime_items(
     words = terms(task) if task.strip() else []
     items: list[dict[str, Any]] = []
     if include_local:
-        from ..lifecycle.local import list_local  # noqa: PLC0415 lazy: start-up
+        from ..ledger.local_records import list_local  # noqa: PLC0415 lazy: start-up
 
         for rec in sorted(list_local(root), key=lambda r: r.id):
             score, binding = best_binding(rec.applies_to, wanted) if wanted else (0, None)

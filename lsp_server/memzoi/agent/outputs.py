@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_OPEN = ConfigDict(extra="allow")
+# Built when a schema is first asked for (the server's tools/list), not at import: nothing validates with them.
+_OPEN = ConfigDict(extra="allow", defer_build=True)
 Str = str | None
 
 
@@ -230,3 +231,18 @@ class ProposeResidentOutput(_Out):
     inserted: bool = Field(description="False when the same change was already recorded.")
     promoted: bool = Field(description="Whether the promotion policy applied it.")
     held: Str = Field(description="Why it was held for review, if it was.")
+
+
+class TurnOutput(_Out):
+    """``record_resident_turn``: the admission of the delivered message and whether reflection is off."""
+
+    state: str = Field(
+        description="started (a review job was created), not_scheduled, already_recorded or "
+        "not_counted (an interrupted turn)."
+    )
+    ordinal: int | None = Field(description="The message's place in the session's count; null when not counted.")
+    count: int = Field(description="The session's delivered messages so far.")
+    interval: int = Field(description="The nudge_interval used.")
+    job: dict[str, Any] | None = Field(description="The review job started for it (or before), if any.")
+    due: bool = Field(description="Whether a review is due (a job is running for it).")
+    disabled: str | None = Field(description="Why reflection is off, or null when it is configured.")

@@ -14,7 +14,7 @@ Str = str | None
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when a schema is asked for (.outputs)
 
 
 class Citation(_Out):

@@ -95,8 +95,10 @@ def normalize_path(path: str, root: Path | None = None, *, field: str = "path") 
 
 def _inside(path: str, root: Path) -> str | None:
     """``path`` (absolute, posix) relative to ``root``, as given or with symlinks resolved; ``None`` outside."""
+    # a path with a NUL byte names no file: it is not resolved (os.path.realpath raises ValueError on it)
+    resolved = (os.path.realpath(path),) if "\0" not in path else ()
     for base in {str(root), os.path.realpath(root)}:
-        for cand in (os.path.normpath(path), os.path.realpath(path)):
+        for cand in (os.path.normpath(path), *resolved):
             rel = os.path.relpath(cand, base) if cand.startswith(base.rstrip("/") + "/") or cand == base else None
             if rel is not None:
                 return "." if rel == "." else rel.replace(os.sep, "/")
@@ -334,7 +336,7 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                     "proposal": _origin(root, p["file_id"]),
                 },
             }
-    from ..lifecycle.local import get_local  # noqa: PLC0415 lazy: start-up
+    from ..ledger.local_records import get_local  # noqa: PLC0415 lazy: start-up
 
     local = get_local(root, memory_id)
     if local is not None:

@@ -13,8 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .outputs import _Out
-from .tooltypes import Session, Tool, ToolResult
+from .tooltypes import OutputModel, Session, Tool, ToolResult
 
 
 class TurnArgs(BaseModel):
@@ -43,21 +42,6 @@ TURN_DESCRIPTION = (
     "verified recovery). Interrupted turns are not counted; negative-learning turns are counted but never "
     "reviewed. Changes no memory."
 )
-
-
-class TurnOutput(_Out):
-    """``record_resident_turn``: the admission of the delivered message and whether reflection is off."""
-
-    state: str = Field(
-        description="started (a review job was created), not_scheduled, already_recorded or "
-        "not_counted (an interrupted turn)."
-    )
-    ordinal: int | None = Field(description="The message's place in the session's count; null when not counted.")
-    count: int = Field(description="The session's delivered messages so far.")
-    interval: int = Field(description="The nudge_interval used.")
-    job: dict[str, Any] | None = Field(description="The review job started for it (or before), if any.")
-    due: bool = Field(description="Whether a review is due (a job is running for it).")
-    disabled: str | None = Field(description="Why reflection is off, or null when it is configured.")
 
 
 def record(root: Path, a: TurnArgs) -> tuple[dict[str, Any], str]:
@@ -101,7 +85,7 @@ TOOLS: tuple[Tool, ...] = (
         TURN_DESCRIPTION,
         TurnArgs,
         _turn,
-        output=TurnOutput,
+        output=OutputModel("outputs", "TurnOutput"),
         annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
     ),
 )

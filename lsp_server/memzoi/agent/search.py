@@ -196,7 +196,7 @@ def _local_hits(
     root: Path, query: str, mode: str, wanted: list[str], type: str | None, want_tags: set[str]
 ) -> list[dict[str, Any]]:
     """Hits among the project's private local records (runtime plane), judged by the same rule."""
-    from ..lifecycle.local import list_local  # noqa: PLC0415 lazy: start-up
+    from ..ledger.local_records import list_local  # noqa: PLC0415 lazy: start-up
 
     out = []
     for rec in list_local(root):

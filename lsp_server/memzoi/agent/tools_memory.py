@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import outputs
 from .arguments import GetArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, SearchArgs
-from .tooltypes import READ_ONLY, Session, Tool, ToolResult
+from .tooltypes import READ_ONLY, OutputModel, Session, Tool, ToolResult
 
 
 def _lines(items: list[str], empty: str) -> str:
@@ -193,7 +192,7 @@ TOOLS: tuple[Tool, ...] = (
         "carries instruction-like or invisible characters are marked unsafe and their excerpt withheld.",
         SearchArgs,
         _search,
-        output=outputs.SearchOutput,
+        output=OutputModel("outputs", "SearchOutput"),
         annotations=READ_ONLY,
     ),
     Tool(
@@ -205,7 +204,7 @@ TOOLS: tuple[Tool, ...] = (
         "include_unsafe is true.",
         GetArgs,
         _get,
-        output=outputs.GetOutput,
+        output=OutputModel("outputs", "GetOutput"),
         annotations=READ_ONLY,
     ),
     Tool(
@@ -216,7 +215,7 @@ TOOLS: tuple[Tool, ...] = (
         "UTF-8 bytes / 4), with a provenance line per record. Unsafe records are withheld.",
         PackArgs,
         _pack,
-        output=outputs.PackOutput,
+        output=OutputModel("outputs", "PackOutput"),
         annotations=READ_ONLY,
     ),
     Tool(
@@ -226,7 +225,7 @@ TOOLS: tuple[Tool, ...] = (
         "trailing /** 4, ancestor folder 3, descendant 2). Call it before editing a file.",
         PathArgs,
         _precheck,
-        output=outputs.PrecheckOutput,
+        output=OutputModel("outputs", "PrecheckOutput"),
         annotations=READ_ONLY,
     ),
     Tool(
@@ -238,7 +237,7 @@ TOOLS: tuple[Tool, ...] = (
         "or reject them.",
         PendingArgs,
         _pending,
-        output=outputs.PendingOutput,
+        output=OutputModel("outputs", "PendingOutput"),
         annotations=READ_ONLY,
     ),
     Tool(
@@ -254,7 +253,7 @@ TOOLS: tuple[Tool, ...] = (
         ProposeArgs,
         _propose,
         mutating=True,
-        output=outputs.ProposeOutput,
+        output=OutputModel("outputs", "ProposeOutput"),
         annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     ),
 )

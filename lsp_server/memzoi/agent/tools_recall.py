@@ -15,8 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..ledger import Refusal
-from . import outputs_recall as out
-from .tooltypes import READ_ONLY, Session, Tool, ToolResult
+from .tooltypes import READ_ONLY, OutputModel, Session, Tool, ToolResult
 
 
 def _strict(*examples: dict[str, Any], populate_by_name: bool = False) -> ConfigDict:
@@ -166,7 +165,7 @@ TOOLS: tuple[Tool, ...] = (
         ActionArgs,
         _action,
         annotations=READ_ONLY,
-        output=out.TextPrecheckOutput,
+        output=OutputModel("outputs_recall", "TextPrecheckOutput"),
     ),
     Tool(
         "precheck_command",
@@ -176,7 +175,7 @@ TOOLS: tuple[Tool, ...] = (
         CommandArgs,
         _command,
         annotations=READ_ONLY,
-        output=out.TextPrecheckOutput,
+        output=OutputModel("outputs_recall", "TextPrecheckOutput"),
     ),
     Tool(
         "inspect_memory_expiry",
@@ -186,7 +185,7 @@ TOOLS: tuple[Tool, ...] = (
         ExpiryArgs,
         _expiry,
         annotations=READ_ONLY,
-        output=out.ExpiryOutput,
+        output=OutputModel("outputs_recall", "ExpiryOutput"),
     ),
     Tool(
         "plan_maintenance",
@@ -197,7 +196,7 @@ TOOLS: tuple[Tool, ...] = (
         MaintenanceArgs,
         _maintenance,
         annotations=READ_ONLY,
-        output=out.MaintenanceOutput,
+        output=OutputModel("outputs_recall", "MaintenanceOutput"),
     ),
     Tool(
         "plan_capture",
@@ -208,6 +207,6 @@ TOOLS: tuple[Tool, ...] = (
         CaptureArgs,
         _capture,
         annotations=READ_ONLY,
-        output=out.CaptureOutput,
+        output=OutputModel("outputs_recall", "CaptureOutput"),
     ),
 )

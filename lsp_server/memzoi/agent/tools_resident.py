@@ -5,9 +5,8 @@ validated and then held for review or applied per the promotion policy; :func:`m
 
 from __future__ import annotations
 
-from . import outputs
 from .arguments import NoArgs, ResidentArgs
-from .tooltypes import READ_ONLY, Session, Tool, ToolResult
+from .tooltypes import READ_ONLY, OutputModel, Session, Tool, ToolResult
 
 
 def _resident(s: Session, a: NoArgs) -> ToolResult:
@@ -66,7 +65,7 @@ TOOLS: tuple[Tool, ...] = (
         "proposing a resident change, to replace rather than duplicate an entry.",
         NoArgs,
         _resident,
-        output=outputs.ResidentOutput,
+        output=OutputModel("outputs", "ResidentOutput"),
         annotations=READ_ONLY,
     ),
     Tool(
@@ -80,7 +79,7 @@ TOOLS: tuple[Tool, ...] = (
         ResidentArgs,
         _propose_resident,
         mutating=True,
-        output=outputs.ProposeResidentOutput,
+        output=OutputModel("outputs", "ProposeResidentOutput"),
         annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     ),
 )

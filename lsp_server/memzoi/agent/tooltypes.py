@@ -6,6 +6,7 @@ the channel's rules are :mod:`memzoi.agent.tools`; the tools themselves are :mod
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from collections import deque
@@ -69,6 +70,21 @@ READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": Fa
 
 
 @dataclass(frozen=True)
+class OutputModel:
+    """A tool's output model named by its module below :mod:`memzoi.agent` (``outputs``, ``outputs_recall``) and
+    class, imported when its schema is first asked for (the server's ``tools/list``): the output models describe
+    results and never build one, so a session's first call imports none of them (issue 29: some 10 ms of its CPU)."""
+
+    module: str
+    name: str
+
+    def load(self) -> type[BaseModel]:
+        """The model class. Raises ``ImportError`` or ``AttributeError`` for a name that is not one."""
+        model: type[BaseModel] = getattr(importlib.import_module(f".{self.module}", __package__), self.name)
+        return model
+
+
+@dataclass(frozen=True)
 class Tool:
     """A registered tool. ``handler(session, args)`` returns a :class:`ToolResult` or raises :class:`Refusal`."""
 
@@ -79,7 +95,7 @@ class Tool:
     handler: Callable[[Session, Any], ToolResult]
     mutating: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
-    output: type[BaseModel] | None = None
+    output: OutputModel | None = None
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments (an object schema, optional properties plain optional, with the
@@ -88,4 +104,4 @@ class Tool:
 
     def output_schema(self) -> dict[str, Any] | None:
         """The JSON Schema of a successful result's structured content (``output``), or ``None``."""
-        return output_schema(self.output)
+        return output_schema(self.output.load() if self.output is not None else None)

@@ -34,9 +34,10 @@ from ..judge import analysis
 from ..judge.config import load_section
 from ..judge.revision import content_hash
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
+from ..ledger.local_records import VISIBLE
 from ..read.render import render_packet
 from .common import concept_slug
-from .local import _VISIBLE, CREDENTIAL_CODES, LocalRecordValues, _insert
+from .local import CREDENTIAL_CODES, LocalRecordValues, _insert
 from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen_actor
 
 #: Codes that refuse a local candidate: credentials, and Zuno's threat scan (text read back into prompts).
@@ -162,7 +163,7 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
             "SELECT id FROM local_candidate WHERE body_hash = ? AND status = 'pending'", (wanted,)
         ).fetchone()
         if dup is None:
-            dup = next((r["id"] for r in conn.execute(_VISIBLE) if content_hash(r["body"]) == wanted), None)
+            dup = next((r["id"] for r in conn.execute(VISIBLE) if content_hash(r["body"]) == wanted), None)
         else:
             dup = dup[0]
         if dup is not None:

@@ -38,10 +38,11 @@ import blake3
 from ..judge.pathsafety import bears_secret, shown_id
 from ..judge.revision import content_hash
 from ..ledger import Ledger, Refusal, now_utc
+from ..ledger.local_records import VISIBLE as LOCALS
 from ..read.render import render_packet
 from .common import PENDING, concept_slug, resolved_identities
 from .import_manifest import ImportCandidate, ImportManifest, parse_import_manifest
-from .local import _VISIBLE as LOCALS, CREDENTIAL_CODES, content_codes
+from .local import CREDENTIAL_CODES, content_codes
 from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen
 from .rejections import query_index
 

@@ -3,6 +3,8 @@
 Local records live only in the runtime plane: rows of the ledger database, never files under ``.memzoi/``.
 Each one is written by a ledgered change and is visible exactly while that change is ``applied`` (undoing the
 change hides it again), so adding a local record and routing a proposal are at-most-once like every other write.
+Reading them (:func:`list_local`, :func:`get_local`, :func:`search_local`, re-exported here) is
+:mod:`memzoi.ledger.local_records`, which needs none of the lifecycle.
 
 Routing a pending proposal (``route-local``) is one change: its title and body become a private local record,
 and the packet is resolved as rejected with the reason ``routed to local memory`` (archived as Memzoi's redacted
@@ -16,13 +18,19 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, get_args
 
 from ..judge import analysis
 from ..judge.revision import duplicate_key
-from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
+from ..ledger import ChangePlan, ChangeResult, Refusal, now_utc, run_change
+from ..ledger.local_records import (  # also imported from here
+    VISIBLE,
+    LocalRecord as LocalRecord,
+    get_local as get_local,
+    list_local as list_local,
+    search_local as search_local,
+)
 from ..models.common import Lane, MemoryType
 from ..read.render import render_record
 from .common import concept_slug, load_pending_packet, packet_rel
@@ -37,56 +45,9 @@ _TYPES: tuple[str, ...] = get_args(MemoryType)
 _LANES: tuple[str, ...] = get_args(Lane)
 
 
-@dataclass
-class LocalRecord:
-    """A private local record: runtime plane only."""
-
-    id: str
-    type: str
-    lane: str
-    title: str
-    body: str
-    tags: list[str]
-    applies_to: list[str]
-    sensitivity: str
-    content_class: str
-    source_kind: str | None
-    source_ref: str | None
-    proposal_id: str | None
-    created_at: str
-    change_id: str
-
-    def to_json(self) -> dict[str, Any]:
-        """All fields as JSON (``destination: local``)."""
-        return {"destination": "local", **self.__dict__}
-
-
-#: Local records whose change is applied: undoing (or failing) the change hides the record.
-_VISIBLE = "SELECT l.* FROM local_record l JOIN change c ON c.id = l.change_id WHERE c.status = 'applied'"
-
-
-def _row(r: sqlite3.Row) -> LocalRecord:
-    return LocalRecord(
-        id=r["id"],
-        type=r["type"],
-        lane=r["lane"],
-        title=r["title"],
-        body=r["body"],
-        tags=json.loads(r["tags_json"]),
-        applies_to=json.loads(r["applies_to_json"]),
-        sensitivity=r["sensitivity"],
-        content_class=r["content_class"],
-        source_kind=r["source_kind"],
-        source_ref=r["source_ref"],
-        proposal_id=r["proposal_id"],
-        created_at=r["created_at"],
-        change_id=r["change_id"],
-    )
-
-
 def _fresh_id(conn: sqlite3.Connection, base: str) -> str:
     base = base or "local-memory"
-    taken = {r[0] for r in conn.execute(_VISIBLE.replace("SELECT l.*", "SELECT l.id"))}
+    taken = {r[0] for r in conn.execute(VISIBLE.replace("SELECT l.*", "SELECT l.id"))}
     n = 1
     while True:
         cand = base if n == 1 else f"{base}-{n}"
@@ -294,42 +255,3 @@ def route_local(
 ) -> ChangeResult:
     """Route the pending packet ``packet`` to local memory as one ledgered change (see module docstring)."""
     return run_change(project_root, lambda root: plan_route_local(root, packet, actor), actor=actor, source=source)
-
-
-def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:
-    ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
-    return ledger if ledger.path.exists() else None
-
-
-def list_local(project_root: str | os.PathLike[str]) -> list[LocalRecord]:
-    """Visible local records, newest first."""
-    ledger = _ledger(project_root)
-    if ledger is None:
-        return []
-    with ledger.connect() as conn:
-        return [_row(r) for r in conn.execute(_VISIBLE + " ORDER BY l.rowid DESC")]
-
-
-def get_local(project_root: str | os.PathLike[str], record_id: str) -> LocalRecord | None:
-    """One visible local record by id, or ``None``."""
-    ledger = _ledger(project_root)
-    if ledger is None:
-        return None
-    with ledger.connect() as conn:
-        r = conn.execute(_VISIBLE + " AND l.id = ? ORDER BY l.rowid DESC LIMIT 1", (record_id,)).fetchone()
-        return None if r is None else _row(r)
-
-
-def search_local(project_root: str | os.PathLike[str], query: str, *, limit: int = 50) -> list[LocalRecord]:
-    """Visible local records whose title, body or tags contain every word of ``query`` (case-insensitive),
-    titles matches first."""
-    words = [w.lower() for w in query.split() if w.strip()]
-    records = list_local(project_root)
-    hits = []
-    for rec in records:
-        hay = f"{rec.title}\n{rec.body}\n{' '.join(rec.tags)}".lower()
-        if words and all(w in hay for w in words):
-            score = sum(w in rec.title.lower() for w in words)
-            hits.append((-score, rec))
-    hits.sort(key=lambda h: h[0])
-    return [r for _, r in hits[:limit]]

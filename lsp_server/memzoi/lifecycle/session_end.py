@@ -37,10 +37,11 @@ from ..base.clock import utc_now
 from ..judge.pathsafety import bears_secret, shown_id
 from ..judge.revision import content_hash
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
+from ..ledger.local_records import VISIBLE as _LOCAL_VISIBLE
 from ..read.render import render_packet
 from . import checkpoints as cps, operations as ops
 from .common import PENDING, concept_slug, reserve_packet_id, verified
-from .local import _VISIBLE as _LOCAL_VISIBLE, CREDENTIAL_CODES, content_codes
+from .local import CREDENTIAL_CODES, content_codes
 from .proposal_checks import base_id
 from .propose import Blocked, Draft, check_scannable, check_values, find_duplicate, packet_data, screen
 from .session_input import Candidate, SessionEnd, parse_session_end

@@ -18,23 +18,11 @@ from pydantic_core import PydanticCustomError
 
 # Re-exported (also imported from here): the instants and the lane rules are read without these models too.
 from ..base.clock import parse_rfc3339 as parse_rfc3339
+from ..base.memorykinds import Lane as Lane, MemoryType as MemoryType
 from ..judge.retention_rules import validate_retention as validate_retention
 from ..read.text import rust_trim
 from ..read.yaml12 import PlainScalar
 
-MemoryType = Literal[
-    "fact",
-    "preference",
-    "decision",
-    "procedure",
-    "episode",
-    "relationship",
-    "warning",
-    "failed_attempt",
-    "risk",
-    "instruction_projection",
-]
-Lane = Literal["session", "semantic", "episodic", "procedural"]
 ScopeKind = Literal["personal", "repo", "project", "team", "org", "agent", "imported_untrusted"]
 Visibility = Literal["public", "private", "repo", "team", "org"]
 RecordStatus = Literal["proposed", "active", "rejected", "superseded", "expired", "tombstoned", "redacted"]
