@@ -40,6 +40,9 @@ async def test_changes_made_during_the_scan_before_the_watches_exist_are_followe
         added.write_text(record_text("zzz-added", title="Added during the scan").replace("lane: semantic", INVALID))
         assert not _scan_ended(client), "the scan ended while the test changed its files"
         await wait_until(lambda: any("scanned 2502 files" in m.message for m in client.log_messages), 60)
+        # a cold scan of many files: its workers came from a fork server forked from the server before its first
+        # thread (memzoi.runs.coldstart.prefork), which wrote nothing of its own to the client
+        assert any("fork server was forked from the server" in m.message for m in client.log_messages)
 
         def codes(uri: str) -> list[str]:
             return [str(d.code) for d in client.diagnostics.get(uri, [])]
