@@ -80,6 +80,8 @@ pid = forkserver._forkserver._forkserver_pid
 print("again", parallel.fork_helper("json"))
 with multiprocessing.get_context("forkserver").Pool(1) as pool:  # served: the fork server is past its set-up
     print("work", pool.apply(os.getppid) == pid, pool.apply(logging.getLogger("memzoi").hasHandlers))
+    print("prefilter", pool.apply(eval, ("'memzoi.safety.prepared' in __import__('sys').modules",)))
+print("caller", "memzoi.safety.prepared" in sys.modules)  # the fork server imported it, not the caller
 with open(f"/proc/{pid}/cmdline", "rb") as f:
     print("cmdline", f.read().split(b"\0")[:3] == open("/proc/self/cmdline", "rb").read().split(b"\0")[:3])
 fds = {int(fd): os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
@@ -99,8 +101,9 @@ def test_the_fork_server_forked_from_a_caller_of_one_thread_shares_its_imports_a
     ).stdout.split("\n")
     assert out[0] == "again False"  # one fork server: a second call starts none
     assert out[1] == "work True False"  # workers forked by it, without the caller's logging handler
-    assert out[2] == "cmdline True"  # the caller's process image, not a new interpreter's
-    assert out[3] == "fds True False"  # standard input, output and error, and nothing else of the caller's
+    assert out[2:4] == ["prefilter True", "caller False"]
+    assert out[4] == "cmdline True"  # the caller's process image, not a new interpreter's
+    assert out[5] == "fds True False"  # standard input, output and error, and nothing else of the caller's
 
 
 def test_no_fork_server_is_forked_from_a_process_running_threads(monkeypatch):

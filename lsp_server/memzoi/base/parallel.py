@@ -94,8 +94,9 @@ def start_helper(module: str) -> bool:
 
 def fork_helper(module: str) -> bool:
     """:func:`start_helper`, the fork server made by forking this process rather than by starting an interpreter:
-    it then holds this process's imports (``module`` and :data:`PRELOAD` are imported here first, where the caller
-    needs them anyway) instead of importing them a second time (some 0.3 s of CPU; issue 29: cold server scan).
+    it then holds this process's imports (the analysis, which the caller has loaded) instead of importing them a
+    second time (some 0.3 s of CPU; issue 29: cold server scan); what of ``module`` and :data:`PRELOAD` the caller
+    has not imported (the detectors' prefilter, about 10 MB) the fork server imports, not the caller.
     Only while this process runs one thread (see the module docstring), so call it before any thread starts; the
     child keeps the descriptors a started fork server would (standard input, output and error, its socket and
     pipe), logs as a fresh interpreter does (no handler of this process's: the language server's log bridge writes
@@ -112,8 +113,6 @@ def fork_helper(module: str) -> bool:
         return False
     spawn = util.spawnv_passfds
     try:
-        for name in (module, *PRELOAD):
-            importlib.import_module(name)
         multiprocessing.get_context("forkserver").set_forkserver_preload([module, *PRELOAD])
         resource_tracker.ensure_running()  # as a started fork server's caller does, before the fork
         util.spawnv_passfds = _forked  # type: ignore[assignment]  # the one call that starts the interpreter
@@ -121,7 +120,7 @@ def fork_helper(module: str) -> bool:
             forkserver.ensure_running()
         finally:
             util.spawnv_passfds = spawn
-    except (OSError, ValueError, ImportError):
+    except (OSError, ValueError):
         return False
     return True
 
