@@ -52,6 +52,9 @@ async def test_changes_made_during_the_scan_before_the_watches_exist_are_followe
         await wait_until(lambda: codes(removed.as_uri()) == [], 60)
         got = await diagnostics(client, edited.as_uri(), until=lambda d: [x.code for x in d] == ["invalid_value"])
         assert [d.code for d in got] == ["invalid_value"]
+        # exactly the three changed files were judged again, not the 2,500 the scan judged by their verdicts
+        drift = [m.message for m in client.log_messages if "changed before their watches" in m.message]
+        assert len(drift) == 1 and "3 files of" in drift[0], drift
         await client.shutdown_session()
     finally:
         await client.stop()
