@@ -128,5 +128,9 @@ def test_prefork_forks_only_for_a_likely_cold_project(tmp_path, monkeypatch):
     few, many = tmp_path / "few", tmp_path / "many"
     _plane(few, 10)
     _plane(many, coldstart.PARALLEL_THRESHOLD)
+    looked: list[object] = []
+    real = coldstart.worktree_runtime_dir
+    monkeypatch.setattr(coldstart, "worktree_runtime_dir", lambda root: looked.append(root) or real(root))
     assert not coldstart.prefork([few, tmp_path / "absent"]) and forked == []
+    assert looked == []  # no large .memzoi: the store's place (git's keys) is never looked up
     assert coldstart.prefork([few, many]) and forked == [coldstart.WORKER_MODULE]

@@ -74,7 +74,10 @@ def prefork(roots: Iterable[str | os.PathLike[str]]) -> bool:
     server shares those imports instead of importing them again (issue 29: cold server scan). Returns whether it
     forked; a caller for which it did not gets its fork server from :func:`prestart` as before. Never raises."""
     try:
-        if not any(likely_cold(root, os.path.join(root, MEMZOI_DIR)) for root in roots):
+        folders = [(root, os.path.join(root, MEMZOI_DIR)) for root in roots]
+        # the names first: a workspace without a large .memzoi never has git asked for its keys here (the store's
+        # place), on the way to its first diagnostics
+        if not any(many_files(memzoi_dir) and likely_cold(root, memzoi_dir) for root, memzoi_dir in folders):
             return False
         from ..base.parallel import fork_helper  # noqa: PLC0415 lazy: start-up
         from .checkimports import ANALYSING, load_judging  # noqa: PLC0415 lazy: start-up
