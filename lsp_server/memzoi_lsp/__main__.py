@@ -128,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
 
     server = create_server()
     install_bridge(server)
+    if early is not None:  # once `initialize` is answered, before any thread: a cold scan's fork server, forked
+        from .startup import prefork  # noqa: PLC0415 lazy: start-up
+
+        early.settled = lambda: prefork(server)
     if args.tcp:
         host, port = args.tcp
         try:

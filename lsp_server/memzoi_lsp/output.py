@@ -71,14 +71,17 @@ class GatheredWriter:
             self._stream.close()
 
     def _turn_ended(self) -> None:
+        lost: OSError | None = None
         with self._lock:
             self._scheduled = False
             try:
                 self._send()
             except OSError as err:  # the client is gone (a broken pipe): nothing can reach it any more
                 if not self._lost:
-                    log.error("the connection to the client is lost: %s", err)
+                    lost = err
                 self._lost = True
+        if lost is not None:  # logged once the lock is free: the client log bridge writes through this writer
+            log.error("the connection to the client is lost: %s", lost)
 
     def _send(self) -> None:
         if not self._pending:

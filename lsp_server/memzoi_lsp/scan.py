@@ -19,7 +19,7 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Generator, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
@@ -58,11 +58,21 @@ class Scanning:
         self.tasks = Tasks()
         self.inputs = InputFollow(ls, self.tasks)  # the inputs' looks and boundary timers
 
-    def start(self, project: Project, *also: Coroutine[Any, Any, Any]) -> None:
-        """Scan ``project`` in the background (:func:`scan_project`), and run ``also`` beside it."""
-        self.tasks.spawn(scan_project(self._ls, project, self.inputs))
+    def start(
+        self, project: Project, *also: Coroutine[Any, Any, Any], then: Callable[[Project], Awaitable[Any]] | None = None
+    ) -> None:
+        """Scan ``project`` in the background (:func:`scan_project`), then ``then(project)`` (its watches: they are not
+        set up while the workers open every file) unless the server stops or the folder went; ``also`` runs beside."""
+        self.tasks.spawn(self._scan(project, then))
         for coro in also:
             self.tasks.spawn(coro)
+
+    async def _scan(self, project: Project, then: Callable[[Project], Awaitable[Any]] | None) -> None:
+        try:
+            await scan_project(self._ls, project, self.inputs)
+        finally:  # a scan that failed still leaves its project watched
+            if then is not None and not self._ls.stopping and self._ls.projects.get(project.root) is project:
+                await then(project)
 
     def prepare(self, root: Path, memzoi_dir: Path) -> None:
         """As the project at ``root`` is registered, before its scan starts: when it is a cold scan of many files
@@ -237,21 +247,11 @@ def _log_scanned(ls: ScanSession, project: Project, started: float, cached: int,
     the stored publish set, -1 for a set of none)."""
     elapsed = (time.perf_counter() - started) * 1000
     stored = f", {max(0, replayed)} published from the stored publish set" if replayed else ""
-    log.info(
-        "scanned %s: %d files in %.0f ms (%d from the verdict cache)%s",
-        project.root,
-        len(project.files),
-        elapsed,
-        cached,
-        stored,
-    )
+    said = f"scanned {len(project.files)} files of {project.root} in {elapsed:.0f} ms ({cached} from the verdict cache)"
+    log.info("%s%s", said, stored)
     if not ls.stopping:
         ls.window_log_message(
-            types.LogMessageParams(
-                type=types.MessageType.Info,
-                message=f"memzoi-lsp: scanned {len(project.files)} files of {project.root} in {elapsed:.0f} ms"
-                f" ({cached} from the verdict cache){stored}",
-            )
+            types.LogMessageParams(type=types.MessageType.Info, message=f"memzoi-lsp: {said}{stored}")
         )
 
 

@@ -382,9 +382,8 @@ class MemzoiServer(LanguageServer):
         return project
 
     def _start_project(self, project: Project) -> None:
-        """Scan ``project`` in the background (with the resident reconciliation of its root) and watch it."""
-        self.scanning.start(project, resident.reconcile_on_start(project.root))
-        self.watching.watch_project(project)
+        """Scan ``project`` in the background (with the resident reconciliation of its root), then watch it."""
+        self.scanning.start(project, resident.reconcile_on_start(project.root), then=self.watching.watch_scanned)
 
 
 def create_server() -> MemzoiServer:

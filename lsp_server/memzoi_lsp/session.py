@@ -193,6 +193,7 @@ class SyncSession(
 class WatchSession(
     IndexUpdateSession,
     DocumentCache,
+    ProjectsView,
     CapabilitiesView,
     FeatureRegistry,
     ProjectLookup,

@@ -92,19 +92,31 @@ async def initialized(ls: Session, params: types.InitializedParams) -> None:
         log.info("configuration received after shutdown; not starting the workspace scan")
         return
     await ls.watching.register_client_watching()
-    roots: list[Path] = []
-    for folder in ls.workspace.folders.values():
-        p = uri_to_path(folder.uri)
-        if p:
-            roots.append(p)
-    if not roots and ls.workspace.root_path:
-        roots.append(Path(ls.workspace.root_path))
-    for root in roots:
+    for root in workspace_roots(ls):
         ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
     for uri in ls.docs.open_uris():
         sync.discover(ls, uri)
     ls.start_features()  # when the messages sent with this one are handled: scans, watchers, the ledger's index hook
     ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
+
+
+def workspace_roots(ls: Session) -> list[Path]:
+    """The folders of the client's workspace (its root path when it names no folder): where projects are looked
+    for."""
+    roots = [p for p in (uri_to_path(folder.uri) for folder in ls.workspace.folders.values()) if p]
+    if not roots and ls.workspace.root_path:
+        roots.append(Path(ls.workspace.root_path))
+    return roots
+
+
+def prefork(ls: Session) -> None:
+    """``initialize`` answered, before the server starts a thread: a likely cold project's analysis is loaded and
+    its workers' fork server forked from this process, sharing those imports
+    (:func:`memzoi.runs.coldstart.prefork`)."""
+    from memzoi.runs.coldstart import prefork as fork  # noqa: PLC0415 lazy: start-up
+
+    if fork([root.resolve() for root in workspace_roots(ls)]):
+        log.info("the workers' fork server was forked from the server")
 
 
 def shutdown(ls: Session, params: None) -> None:

@@ -218,6 +218,9 @@ class Early:
     request_id: Any = None
     answered: Any = None
     keep: Callable[[Any], None] | None = field(default=None, repr=False)
+    #: called once these frames are handled and answered, before :func:`serve` starts its reader thread (the
+    #: process runs one thread until then: :func:`memzoi_lsp.startup.prefork`)
+    settled: Callable[[], None] | None = field(default=None, repr=False)
 
 
 def read_early(stdin: BinaryIO) -> Early:
@@ -344,6 +347,9 @@ async def serve(
         await _handle_all(protocol, early.items, state)
         if early.eof:
             return None
+        if early.settled is not None:
+            await asyncio.sleep(0)  # the answers written (the writer sends a turn's output as the turn ends)
+            early.settled()
     loop = asyncio.get_running_loop()
     threading.Thread(target=_reader_thread, args=(stdin, loop, queue, state), name="memzoi-stdin", daemon=True).start()
     while not stop_event.is_set():

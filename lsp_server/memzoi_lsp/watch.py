@@ -93,13 +93,35 @@ class FileWatching:
         except Exception as err:  # fall back to our own watcher
             log.warning("client refused file watching registration (%s); watching .memzoi with watchfiles", err)
 
-    def watch_project(self, project: Project) -> None:
-        """Start a watchfiles thread on ``project.memzoi_dir`` unless the client watches for us."""
+    def watch_project(self, project: Project, ready: Callable[[], None] | None = None) -> None:
+        """Start a watchfiles thread on ``project.memzoi_dir`` unless the client watches for us; ``ready()`` is
+        called on that thread once its watches exist, or once it ended without them."""
         if self.client_watches or self._ls.stopping:
             return
         if self.watcher is None:
             self.watcher = _Watcher(self._ls, self.files_changed)
-        self.watcher.add(project.memzoi_dir)
+        self.watcher.add(project.memzoi_dir, ready)
+
+    async def watch_scanned(self, project: Project) -> None:
+        """Once ``project``'s first scan is over: watch it (:meth:`watch_project`; during the scan every file a
+        worker opened woke the watches) and, once the watches exist, put each file changed since the scan judged
+        it through the watch pass (:mod:`memzoi.runs.scandrift`), so no change between a worker's read and the
+        watches is missed. Nothing to do when the client watches for the server (its events came all along)."""
+        from memzoi.runs.scandrift import drifted, held_stamps  # noqa: PLC0415 lazy: start-up
+
+        ls = self._ls
+        if self.client_watches or ls.stopping:
+            return
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        self.watch_project(project, lambda: _call_soon(loop, lambda: _settle(ready)))
+        await ready
+        if ls.stopping or ls.projects.get(project.root) is not project:
+            return
+        changed = await loop.run_in_executor(ls.scan_executor, drifted, str(project.memzoi_dir), held_stamps(project))
+        if changed:
+            log.info("%d files of %s changed before their watches: judged again", len(changed), project.root)
+            self.files_changed([Path(p) for p in changed])
 
     def unwatch_project(self, project: Project) -> None:
         """Stop the watchfiles thread of ``project`` (its workspace folder was removed); a client that watches for
@@ -216,9 +238,10 @@ class _Watcher:
         self.threads: list[threading.Thread] = []
         self.stops: dict[Path, threading.Event] = {}  # one stop event per watched directory
 
-    def add(self, directory: Path) -> None:
+    def add(self, directory: Path, ready: Callable[[], None] | None = None) -> None:
+        """Watch ``directory`` on a thread of its own; ``ready()`` on it once the watches exist (or it ended)."""
         self.stops[directory] = stop = threading.Event()
-        t = threading.Thread(target=self._run, args=(directory, stop), name="memzoi-watch", daemon=True)
+        t = threading.Thread(target=self._run, args=(directory, stop, ready), name="memzoi-watch", daemon=True)
         t.start()
         self.threads.append(t)
 
@@ -228,7 +251,7 @@ class _Watcher:
         if stop is not None:
             stop.set()
 
-    def _run(self, directory: Path, stop: threading.Event) -> None:
+    def _run(self, directory: Path, stop: threading.Event, ready: Callable[[], None] | None) -> None:
         from memzoi.base.dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         class _Either:  # watchfiles polls ``is_set``: stop on shutdown or when this directory is removed
@@ -236,18 +259,35 @@ class _Watcher:
                 return self.stop_event.is_set() or stop.is_set()
 
         try:
-            for paths in changed_paths(directory, stop=_Either()):
+            for paths in changed_paths(directory, stop=_Either(), ready=ready):
                 loop = self.ls.loop
                 if loop is None or loop.is_closed():
                     return
                 loop.call_soon_threadsafe(self.on_paths, paths)
         except Exception as err:  # a vanished directory or a watcher error must not kill the server
             log.warning("watching %s stopped: %s", directory, err)
+        finally:
+            if ready is not None:  # whoever waits for the watches never waits for a watcher that ended (idempotent)
+                ready()
 
     def stop(self) -> None:
         self.stop_event.set()
         for t in self.threads:
             t.join(timeout=1)
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, call: Callable[[], object]) -> None:
+    """``call()`` on ``loop`` from another thread; nothing once the loop is closed (the server is gone)."""
+    try:
+        loop.call_soon_threadsafe(call)
+    except RuntimeError:
+        pass
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    """``future`` done, once (the second call of a watcher's ``ready`` does nothing)."""
+    if not future.done():
+        future.set_result(None)
 
 
 class ChangeBatch:

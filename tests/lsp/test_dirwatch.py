@@ -109,3 +109,25 @@ def test_a_missing_directory_raises_for_the_caller_to_log(tmp_path: Path):
     stop = threading.Event()
     with pytest.raises(FileNotFoundError):
         next(dirwatch.changed_paths(tmp_path / "absent", stop=stop))
+
+
+async def test_ready_is_called_once_the_watches_exist_and_once_a_watcher_ends_without_them(tmp_path: Path):
+    """``ready`` (the language server's sign to list its project once after its scan): a file written right after
+    it is reported; a watcher that could not watch still calls it, so nobody waits for it forever."""
+    got: set[Path] = set()
+    calls: list[str] = []
+    ready = threading.Event()
+    ls = SimpleNamespace(loop=asyncio.get_running_loop())
+    watcher = _Watcher(ls, got.update)  # type: ignore[arg-type]  # only ``loop`` is read
+    watcher.add(tmp_path, lambda: (calls.append("ready"), ready.set()))
+    await asyncio.to_thread(ready.wait, WAIT_S)
+    written = tmp_path / "right-after.md"
+    written.write_text("record\n", encoding="utf-8")
+    await _until(lambda: written in got)
+    watcher.stop()
+    assert calls == ["ready", "ready"]  # at the first poll, and (idempotent for its caller) as the thread ends
+    missing: list[str] = []
+    gone = _Watcher(ls, got.update)  # type: ignore[arg-type]
+    gone.add(tmp_path / "absent", lambda: missing.append("ready"))
+    await asyncio.to_thread(gone.threads[0].join, WAIT_S)
+    assert missing == ["ready"]

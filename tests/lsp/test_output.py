@@ -84,3 +84,36 @@ def test_a_lost_client_in_a_gathered_write_is_logged_not_raised(caplog):
         asyncio.run(turn())
     assert [r.getMessage() for r in caplog.records].count("the connection to the client is lost: gone") == 1
     writer.drain()  # at the end: nothing raised either
+
+
+def test_the_lost_client_s_log_record_may_write_again_without_a_deadlock():
+    """The server's log bridge sends an error record to the client through this very writer: logging the lost
+    connection while the writer held its lock left the server's loop waiting for that lock forever (a server whose
+    client went away never ended)."""
+    import logging
+
+    class Broken(Stream):
+        def write(self, data) -> int:  # type: ignore[override]
+            raise BrokenPipeError("gone")
+
+    writer = GatheredWriter(Broken())
+
+    class Bridge(logging.Handler):  # as memzoi_lsp.logbridge: the record goes to the client, through the writer
+        def emit(self, record: logging.LogRecord) -> None:
+            writer.write(b"window/logMessage;")
+
+    bridge = Bridge()
+    output.log.addHandler(bridge)
+
+    async def turn() -> None:
+        writer.write(b"frame;")
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    runner = threading.Thread(target=asyncio.run, args=(turn(),), daemon=True)
+    try:
+        runner.start()
+        runner.join(60)  # the bound of a wait for the condition below, not a time asserted
+        assert not runner.is_alive(), "the writer deadlocked on its own lock"
+    finally:
+        output.log.removeHandler(bridge)

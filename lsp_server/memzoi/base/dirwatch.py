@@ -8,11 +8,16 @@ with the set seen empty, clears the set under a second lock. A notification the 
 cleared unseen, and a closed file's diagnostics (or the inbox) would stay stale until something else touched it.
 Without a timeout that return never happens; the stop event is still polled at every step, so a stop ends the
 watcher within one step (:data:`STEP_MS` by default).
+
+watchfiles sets its watches up (a walk of the tree) when it makes its ``RustNotify``, before its first wait; the
+stop event is first polled inside that wait, so that first poll is the caller's sign that every change from then
+on is reported (``ready``): what changed before it is for the caller to look for (the language server lists its
+project once then, :func:`memzoi.runs.scandrift.drifted`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -31,19 +36,25 @@ class StopEvent(Protocol):
 
 
 def changed_paths(
-    *paths: Path | str, stop: StopEvent, recursive: bool = True, step_ms: int = STEP_MS, every_path: bool = False
+    *paths: Path | str,
+    stop: StopEvent,
+    recursive: bool = True,
+    step_ms: int = STEP_MS,
+    every_path: bool = False,
+    ready: Callable[[], None] | None = None,
 ) -> Iterator[list[Path]]:
     """The paths watchfiles reports under ``paths`` (one watcher, one inotify instance, for them all), one list per
     batch, until ``stop.is_set()`` (checked every ``step_ms`` ms); watchfiles' default filter of editor and VCS files
-    applies unless ``every_path``. Never loses a notification to a timeout (module docstring). Raises what watchfiles
-    raises (``FileNotFoundError`` for a missing directory, its ``WatchfilesRustInternalError`` for a watcher error):
-    the caller logs it and carries on without the watcher."""
+    applies unless ``every_path``. ``ready()`` is called once, on the watcher's thread, when the watches are set up
+    (every change after it is reported; module docstring). Never loses a notification to a timeout (module
+    docstring). Raises what watchfiles raises (``FileNotFoundError`` for a missing directory, its
+    ``WatchfilesRustInternalError`` for a watcher error): the caller logs it and carries on without the watcher."""
     import watchfiles  # noqa: PLC0415 lazy: start-up
 
     for changes in watchfiles.watch(
         *paths,
         watch_filter=None if every_path else watchfiles.DefaultFilter(),
-        stop_event=stop,
+        stop_event=stop if ready is None else _Polled(stop, ready),
         recursive=recursive,
         debounce=DEBOUNCE_MS,
         step=step_ms,
@@ -52,6 +63,21 @@ def changed_paths(
         yield_on_timeout=False,
     ):
         yield [Path(p) for _, p in changes]
+
+
+class _Polled:
+    """``stop`` as watchfiles polls it, calling ``ready`` at the first poll (the watches exist by then)."""
+
+    def __init__(self, stop: StopEvent, ready: Callable[[], None]) -> None:
+        self._stop = stop
+        self._ready: Callable[[], None] | None = ready
+
+    def is_set(self) -> bool:
+        """``stop.is_set()``; the first call also calls ``ready`` (once)."""
+        if self._ready is not None:
+            ready, self._ready = self._ready, None
+            ready()
+        return self._stop.is_set()
 
 
 __all__ = ["DEBOUNCE_MS", "STEP_MS", "StopEvent", "changed_paths"]

@@ -92,6 +92,82 @@ def start_helper(module: str) -> bool:
     return True
 
 
+def fork_helper(module: str) -> bool:
+    """:func:`start_helper`, the fork server made by forking this process rather than by starting an interpreter:
+    it then holds this process's imports (the analysis, which the caller has loaded) instead of importing them a
+    second time (some 0.3 s of CPU; issue 29: cold server scan); what of ``module`` and :data:`PRELOAD` the caller
+    has not imported (the detectors' prefilter, about 10 MB) the fork server imports, not the caller.
+    Only while this process runs one thread (see the module docstring), so call it before any thread starts; the
+    child keeps the descriptors a started fork server would (standard input, output and error, its socket and
+    pipe), logs as a fresh interpreter does (no handler of this process's: the language server's log bridge writes
+    to its client) and runs the standard library's fork server code as given. False where that is not possible or
+    a fork server runs already (nothing was started); never raises."""
+    if not can_use_helper():
+        return False
+    import multiprocessing  # noqa: PLC0415 lazy: start-up
+    import threading  # noqa: PLC0415 lazy: start-up
+    from multiprocessing import forkserver, resource_tracker, util  # noqa: PLC0415 lazy: start-up
+
+    server = getattr(forkserver, "_forkserver", None)
+    if threading.active_count() != 1 or getattr(server, "_forkserver_pid", True) is not None:
+        return False
+    spawn = util.spawnv_passfds
+    try:
+        multiprocessing.get_context("forkserver").set_forkserver_preload([module, *PRELOAD])
+        resource_tracker.ensure_running()  # as a started fork server's caller does, before the fork
+        util.spawnv_passfds = _forked  # type: ignore[assignment]  # the one call that starts the interpreter
+        try:
+            forkserver.ensure_running()
+        finally:
+            util.spawnv_passfds = spawn
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _forked(path: str, args: list[str], passfds: tuple[int, ...]) -> int:
+    """What :func:`multiprocessing.util.spawnv_passfds` does for the fork server (``args``: the interpreter, its
+    flags, ``-c`` and the code to run), by a fork of this process: the child closes every descriptor but 0, 1, 2
+    and ``passfds`` and runs that code; returns the child's pid."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        below = 0
+        for fd in sorted({0, 1, 2, *passfds}):
+            if below < fd:  # an empty range is not passed on (Python 3.11 closed from its start then)
+                os.closerange(below, fd)
+            below = fd + 1
+        os.closerange(below, max(below, os.sysconf("SC_OPEN_MAX")))
+        _fresh_logging()
+        # As a started interpreter, collecting (a caller may have held the collector for its start-up); what it
+        # inherited is never garbage, and moved out of the collector's sight stays shared with the caller's pages.
+        gc.freeze()
+        gc.enable()
+        exec(args[-1], {"__name__": "__mp_main__"})  # noqa: S102  # the standard library's fork server command
+        code = 0
+    except SystemExit as done:  # the fork server ends once its parent is gone
+        code = done.code if isinstance(done.code, int) else 0
+    except BaseException:  # noqa: BLE001  # never back into the parent's code
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _fresh_logging() -> None:
+    """Logging as in a started interpreter: no handler anywhere (Python's last resort prints warnings to standard
+    error), every logger at its default level."""
+    import logging  # noqa: PLC0415 lazy: start-up
+
+    for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
+        if isinstance(logger, logging.Logger):
+            logger.handlers.clear()
+            logger.setLevel(logging.NOTSET)
+            logger.propagate = True
+    logging.getLogger().setLevel(logging.WARNING)
+
+
 def _start_worker(parent: int | None) -> None:
     # The modules inherited from the parent never become garbage: moving them out of the collector's generations
     # keeps each collection in the worker proportional to what the analysis itself allocates.

@@ -65,7 +65,7 @@ class ProjectFiles:
         """The project's files on disk, sorted, with git asked for their visibility once. Changes nothing here, so
         it may run on another thread than the owner; the owner then takes it with :meth:`adopt`. ``before_ask``
         is called with the files before git is asked."""
-        found = sorted(_listed(self.memzoi_dir))
+        found = sorted(listed(self.memzoi_dir))
         if before_ask is not None:
             before_ask(found)
         if self.git is not None and found:
@@ -123,11 +123,11 @@ class ProjectFiles:
     ) -> None:
         """One event path, judged by its final state on disk."""
         if os.path.isdir(path) and not os.path.islink(path):
-            listed = set(_listed(path))
+            found = set(listed(path))
             prefix = path.rstrip(os.sep) + os.sep
-            for known in [f for f in self.files if f.startswith(prefix) and f not in listed]:
+            for known in [f for f in self.files if f.startswith(prefix) and f not in found]:
                 remove(known)
-            for f in sorted(listed):
+            for f in sorted(found):
                 update(f)
         elif os.path.isfile(path) and not os.path.islink(path):
             update(path)
@@ -141,7 +141,7 @@ class ProjectFiles:
             remove(path)
 
 
-def _listed(directory: str) -> list[str]:
+def listed(directory: str) -> list[str]:
     """The files ``memzoi check`` checks below ``directory`` (none when it went away meanwhile)."""
     try:
         return [os.path.abspath(p) for p, _ in expand(directory).files]
@@ -149,4 +149,4 @@ def _listed(directory: str) -> list[str]:
         return []
 
 
-__all__ = ["FileChanges", "ProjectFiles", "transient"]
+__all__ = ["FileChanges", "ProjectFiles", "listed", "transient"]

@@ -11,8 +11,10 @@ diagnostics are published, and a project that is not cold costs one ``stat`` her
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from ..base.runtime import STORE_DB, worktree_runtime_dir
+from ..judge.workspace import MEMZOI_DIR
 
 #: From this many files to analyse on, a scan or a check uses worker processes (below it, their start costs more).
 PARALLEL_THRESHOLD = 300
@@ -64,6 +66,28 @@ def likely_cold(project_root: str | os.PathLike[str], memzoi_dir: str | os.PathL
     return many_files(memzoi_dir)
 
 
+def prefork(roots: Iterable[str | os.PathLike[str]]) -> bool:
+    """For a caller that has not started a thread yet (the language server, once ``initialize`` is answered and
+    before it reads on): when the project of one of ``roots`` (folders holding a ``.memzoi``) is
+    :func:`likely_cold`, load the analysis as its first document would (:func:`memzoi.runs.checkimports.load_judging`)
+    and start the workers' fork server by forking the caller (:func:`memzoi.base.parallel.fork_helper`), so the fork
+    server shares those imports instead of importing them again (issue 29: cold server scan). Returns whether it
+    forked; a caller for which it did not gets its fork server from :func:`prestart` as before. Never raises."""
+    try:
+        folders = [(root, os.path.join(root, MEMZOI_DIR)) for root in roots]
+        # the names first: a workspace without a large .memzoi never has git asked for its keys here (the store's
+        # place), on the way to its first diagnostics
+        if not any(many_files(memzoi_dir) and likely_cold(root, memzoi_dir) for root, memzoi_dir in folders):
+            return False
+        from ..base.parallel import fork_helper  # noqa: PLC0415 lazy: start-up
+        from .checkimports import ANALYSING, load_judging  # noqa: PLC0415 lazy: start-up
+
+        load_judging(ANALYSING)
+        return fork_helper(WORKER_MODULE)
+    except Exception:  # noqa: BLE001  # the fork server then starts as before (prestart)
+        return False
+
+
 def prestart(project_root: str | os.PathLike[str], memzoi_dir: str | os.PathLike[str]) -> bool:
     """Start the workers' fork server now when the project at ``project_root`` (its ``.memzoi``: ``memzoi_dir``) is
     :func:`likely_cold`; returns whether it was started. Run it off the caller's event loop (it may ask git for the
@@ -71,4 +95,4 @@ def prestart(project_root: str | os.PathLike[str], memzoi_dir: str | os.PathLike
     return likely_cold(project_root, memzoi_dir) and start_workers()
 
 
-__all__ = ["PARALLEL_THRESHOLD", "WORKER_MODULE", "likely_cold", "many_files", "prestart", "start_workers"]
+__all__ = ["PARALLEL_THRESHOLD", "WORKER_MODULE", "likely_cold", "many_files", "prefork", "prestart", "start_workers"]

@@ -1,0 +1,93 @@
+"""What changed between the language server's first scan and its watches (:mod:`memzoi.runs.scandrift`): every
+file whose state on disk is not the one the scan judged it by, and only those."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from memzoi.runs.projectstate import ProjectState
+from memzoi.runs.scandrift import drifted, held_stamps
+from memzoi.stores.firststage import lstamp
+
+from .builders import record
+
+NAMES = [f"rec-{i}.md" for i in range(6)]
+
+
+def _workspace(root: Path, names: list[str]) -> Path:
+    records = root / ".memzoi" / "records"
+    records.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (records / name).write_text(record(name.removesuffix(".md")), encoding="utf-8")
+    return records
+
+
+class _Stage:
+    """What :func:`held_stamps` reads of a compact verdict: its path and stamp."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.stamp = lstamp(path)
+
+
+def _scanned(root: Path, *, without_verdict: frozenset[str] = frozenset()) -> ProjectState:
+    """A project state as the scan leaves it: every listed file adopted, each with a verdict holding its stamp."""
+    state = ProjectState(root)
+    state.adopt(state.listing())
+    for path in sorted(state.tracked.files):
+        if os.path.basename(path) not in without_verdict:
+            state.verdicts[path] = _Stage(path)
+    return state
+
+
+def test_nothing_changed_means_nothing_drifted(tmp_path: Path):
+    _workspace(tmp_path, NAMES)
+    state = _scanned(tmp_path)
+    assert drifted(str(state.memzoi_dir), held_stamps(state)) == []
+
+
+def test_an_edit_a_new_file_a_removal_a_rename_over_and_a_file_without_a_verdict_drift(tmp_path: Path):
+    records = _workspace(tmp_path, NAMES)
+    state = _scanned(tmp_path, without_verdict=frozenset({"rec-5.md"}))
+    (records / "rec-0.md").write_text(record("rec-0", title="Edited after the read"), encoding="utf-8")
+    (records / "new.md").write_text(record("new"), encoding="utf-8")
+    (records / "rec-1.md").unlink()
+    (records / "other.md").write_text(record("rec-2"), encoding="utf-8")
+    os.replace(records / "other.md", records / "rec-2.md")  # same name, another inode
+    got = drifted(str(state.memzoi_dir), held_stamps(state))
+    assert sorted(os.path.basename(p) for p in got) == ["new.md", "rec-0.md", "rec-1.md", "rec-2.md", "rec-5.md"]
+
+
+def test_an_unreadable_project_folder_counts_every_file_as_gone(tmp_path: Path):
+    _workspace(tmp_path, NAMES)
+    state = _scanned(tmp_path)
+    held = held_stamps(state)
+    assert sorted(drifted(str(tmp_path / "absent"), held)) == sorted(held)
+
+
+_ACTIONS = st.lists(
+    st.tuples(st.sampled_from(["edit", "remove", "add", "keep"]), st.sampled_from(NAMES + ["extra.md"])), max_size=8
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(actions=_ACTIONS)
+def test_exactly_the_files_whose_state_differs_drift(tmp_path_factory, actions: list[tuple[str, str]]):
+    root = tmp_path_factory.mktemp("ws")
+    records = _workspace(root, NAMES)
+    state = _scanned(root)
+    before = {p: lstamp(p) for p in state.tracked.files}
+    for action, name in actions:
+        path = records / name
+        if action == "edit":
+            path.write_text(record(name.removesuffix(".md"), title=f"Edit {len(actions)} {name}" * 3), encoding="utf-8")
+        elif action == "remove" and path.exists():
+            path.unlink()
+        elif action == "add" and not path.exists():
+            path.write_text(record(name.removesuffix(".md")), encoding="utf-8")
+    now = {str(p): lstamp(str(p)) for p in records.iterdir()}
+    expected = {p for p in before.keys() | now.keys() if before.get(p) != now.get(p) or p not in before}
+    assert set(drifted(str(state.memzoi_dir), held_stamps(state))) == expected
