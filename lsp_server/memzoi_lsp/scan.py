@@ -59,20 +59,24 @@ class Scanning:
         self.inputs = InputFollow(ls, self.tasks)  # the inputs' looks and boundary timers
 
     def start(
-        self, project: Project, *also: Coroutine[Any, Any, Any], then: Callable[[Project], Awaitable[Any]] | None = None
+        self,
+        project: Project,
+        *also: Coroutine[Any, Any, Any],
+        then: Callable[[Project, int], Awaitable[Any]] | None = None,
     ) -> None:
-        """Scan ``project`` in the background (:func:`scan_project`), then ``then(project)`` (its watches: they are not
-        set up while the workers open every file) unless the server stops or the folder went; ``also`` runs beside."""
+        """Scan ``project`` in the background (:func:`scan_project`), then ``then(project, since_ns)`` (its watches;
+        ``since_ns``: the wall clock as the scan began) unless the server stops or the folder went; ``also`` beside."""
         self.tasks.spawn(self._scan(project, then))
         for coro in also:
             self.tasks.spawn(coro)
 
-    async def _scan(self, project: Project, then: Callable[[Project], Awaitable[Any]] | None) -> None:
+    async def _scan(self, project: Project, then: Callable[[Project, int], Awaitable[Any]] | None) -> None:
+        since_ns = time.time_ns()
         try:
             await scan_project(self._ls, project, self.inputs)
         finally:  # a scan that failed still leaves its project watched
             if then is not None and not self._ls.stopping and self._ls.projects.get(project.root) is project:
-                await then(project)
+                await then(project, since_ns)
 
     def prepare(self, root: Path, memzoi_dir: Path) -> None:
         """As the project at ``root`` is registered, before its scan starts: when it is a cold scan of many files

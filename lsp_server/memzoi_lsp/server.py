@@ -383,7 +383,7 @@ class MemzoiServer(LanguageServer):
 
     def _start_project(self, project: Project) -> None:
         """Scan ``project`` in the background (with the resident reconciliation of its root), then watch it."""
-        self.scanning.start(project, resident.reconcile_on_start(project.root), then=self.watching.watch_scanned)
+        self.scanning.start(project, resident.reconcile_on_start(project.root), then=self.watching.after_scan(project))
 
 
 def create_server() -> MemzoiServer:

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,7 +102,18 @@ class FileWatching:
             self.watcher = _Watcher(self._ls, self.files_changed)
         self.watcher.add(project.memzoi_dir, ready)
 
-    async def watch_scanned(self, project: Project) -> None:
+    def after_scan(self, project: Project) -> Callable[[Project, int], Awaitable[None]] | None:
+        """What the first scan of ``project`` runs once it is over: :meth:`watch_scanned`; or ``None`` where the
+        watches are set up now, before it, as stat stamps cannot vouch for a file's bytes there and a change made
+        during the scan must reach them (:func:`memzoi.runs.scandrift.defers_watches`)."""
+        from memzoi.runs.scandrift import defers_watches  # noqa: PLC0415 lazy: start-up
+
+        if defers_watches(str(project.memzoi_dir)):
+            return self.watch_scanned
+        self.watch_project(project)
+        return None
+
+    async def watch_scanned(self, project: Project, since_ns: int) -> None:
         """Once ``project``'s first scan is over: watch it (:meth:`watch_project`; during the scan every file a
         worker opened woke the watches) and, once the watches exist, put each file changed since the scan judged
         it through the watch pass (:mod:`memzoi.runs.scandrift`), so no change between a worker's read and the
@@ -118,7 +129,8 @@ class FileWatching:
         await ready
         if ls.stopping or ls.projects.get(project.root) is not project:
             return
-        changed = await loop.run_in_executor(ls.scan_executor, drifted, str(project.memzoi_dir), held_stamps(project))
+        held = held_stamps(project)
+        changed = await loop.run_in_executor(ls.scan_executor, drifted, str(project.memzoi_dir), held, since_ns)
         if changed:
             log.info("%d files of %s changed before their watches: judged again", len(changed), project.root)
             self.files_changed([Path(p) for p in changed])

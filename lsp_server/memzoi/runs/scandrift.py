@@ -12,11 +12,12 @@ watch pass as an event would. A change after the watches exist is the watcher's.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ..base.freshness import KEEPS_CTIME, ctime_kept, fs_type, lstat, mount_table, mounted_below, not_racy
 from ..project.projectfiles import listed
-from ..stores.firststage import lstamp
 
 if TYPE_CHECKING:
     from ..stores.firststage import Stamp
@@ -34,17 +35,37 @@ def held_stamps(state: ProjectState) -> dict[str, Stamp | None]:
     return held
 
 
-def drifted(memzoi_dir: str, held: Mapping[str, Stamp | None]) -> list[str]:
+def defers_watches(memzoi_dir: str) -> bool:
+    """Whether the server may set the watches of ``memzoi_dir`` up after its first scan, leaving the changes made
+    meanwhile to :func:`drifted`: only where a stat stamp can vouch for a file's bytes (:mod:`memzoi.base.freshness`),
+    on a file system that keeps a ctime that cannot be set back, with nothing mounted below. Elsewhere (sshfs,
+    FAT, SMB…) an edit with the mtime put back leaves the stamp whole, so the watches come first, as before."""
+    try:
+        dev = os.stat(memzoi_dir).st_dev
+    except (OSError, ValueError):
+        return False
+    return fs_type(dev) in KEEPS_CTIME and not mounted_below(memzoi_dir, mount_table())
+
+
+def drifted(memzoi_dir: str, held: Mapping[str, Stamp | None], since_ns: int) -> list[str]:
     """The absolute paths below ``memzoi_dir`` whose state on disk is not the one ``held`` (:func:`held_stamps`)
     gives: files listed now and not held, or held without a stamp, or whose ``lstat`` stamp differs (an edit, a
-    rename over the file), in listing order; then files held and no longer listed (gone). Reads only the disk and
-    ``held``, so it may run on any thread; never raises (an unreadable folder lists nothing: its files count as
-    gone, and the watch pass judges each by its state on disk)."""
+    rename over the file), or whose stamp cannot vouch for the bytes the scan read (a file system without a kept
+    ctime; racy, git's rule: changed within the timestamp granularity before ``since_ns``, the wall clock when the
+    scan began, so possibly written again in the same tick after its read), in listing order; then files held and
+    no longer listed (gone). Reads only the disk and ``held``, so it may run on any thread; never raises (an
+    unreadable folder lists nothing: its files count as gone, and the watch pass judges each by its state on
+    disk)."""
     now = listed(memzoi_dir)
     listed_now = set(now)
-    out = [path for path in now if (stamp := held.get(path)) is None or lstamp(path) != stamp]
+    out = [path for path in now if not _vouched(path, held.get(path), since_ns)]
     out += [path for path in held if path not in listed_now]
     return out
 
 
-__all__ = ["drifted", "held_stamps"]
+def _vouched(path: str, stamp: Stamp | None, since_ns: int) -> bool:
+    current = lstat(path) if stamp is not None else None
+    return current is not None and current.stamp == stamp and ctime_kept(current) and not_racy(stamp, since_ns)
+
+
+__all__ = ["defers_watches", "drifted", "held_stamps"]
