@@ -32,6 +32,14 @@ def _plane(root: Path, records: int, packets: int = 0) -> Path:
 
 
 @pytest.mark.parametrize(("records", "packets", "many"), [(299, 0, False), (250, 49, False), (250, 50, True)])
+def _few_and_many(tmp_path: Path) -> tuple[Path, Path]:
+    """Two projects: one of 10 records, one of as many as the workers start at."""
+    few, many = tmp_path / "few", tmp_path / "many"
+    _plane(few, 10)
+    _plane(many, coldstart.PARALLEL_THRESHOLD)
+    return few, many
+
+
 def test_many_files_counts_markdown_names_in_every_folder_but_hidden_ones(tmp_path, records, packets, many):
     assert coldstart.many_files(_plane(tmp_path, records, packets)) is many
 
@@ -44,9 +52,7 @@ def test_a_missing_or_unreadable_folder_holds_no_files(tmp_path):
 def test_likely_cold_without_a_store_and_with_many_files_only(tmp_path, monkeypatch):
     started: list[str] = []
     monkeypatch.setattr(parallel, "start_helper", lambda module: started.append(module) or True)
-    few, many = tmp_path / "few", tmp_path / "many"
-    _plane(few, 10)
-    _plane(many, coldstart.PARALLEL_THRESHOLD)
+    few, many = _few_and_many(tmp_path)
     assert not coldstart.likely_cold(few, few / ".memzoi")
     assert not coldstart.prestart(few, few / ".memzoi") and started == []
     assert coldstart.likely_cold(many, many / ".memzoi")
@@ -125,9 +131,7 @@ def test_no_fork_server_is_forked_from_a_process_running_threads(monkeypatch):
 def test_prefork_forks_only_for_a_likely_cold_project(tmp_path, monkeypatch):
     forked: list[str] = []
     monkeypatch.setattr(parallel, "fork_helper", lambda module: forked.append(module) or True)
-    few, many = tmp_path / "few", tmp_path / "many"
-    _plane(few, 10)
-    _plane(many, coldstart.PARALLEL_THRESHOLD)
+    few, many = _few_and_many(tmp_path)
     looked: list[object] = []
     real = coldstart.worktree_runtime_dir
     monkeypatch.setattr(coldstart, "worktree_runtime_dir", lambda root: looked.append(root) or real(root))

@@ -135,6 +135,13 @@ def _fake_find(tmp_path: Path) -> Path:
     return fake
 
 
+def _with_fake_find(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A project, a :func:`_fake_find` and an environment whose ``PATH`` finds it first."""
+    fake = _fake_find(tmp_path)
+    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    return _project(tmp_path / "proj", "Walrus habits"), fake, env
+
+
 def _running(marker: str) -> list[int]:
     """The processes whose command line holds ``marker``."""
     out = []
@@ -211,9 +218,7 @@ def test_a_listing_taken_from_an_early_find_dates_from_when_that_find_started(tm
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
 def test_no_find_is_left_when_the_search_is_terminated(tmp_path):
-    root = _project(tmp_path / "proj", "Walrus habits")
-    fake = _fake_find(tmp_path)
-    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    root, fake, env = _with_fake_find(tmp_path)
     search = subprocess.Popen(
         [sys.executable, "-m", "memzoi", "search", "walrus"],
         cwd=root,
@@ -254,9 +259,7 @@ main.entry()
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
 def test_a_sigterm_as_soon_as_find_started_leaves_no_find(tmp_path):
     # SIGTERM ends a search through SystemExit from before find starts, so no moment leaves find orphaned
-    root = _project(tmp_path / "proj", "Walrus habits")
-    fake = _fake_find(tmp_path)
-    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    root, fake, env = _with_fake_find(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", _TERMINATED_AT_START, "search", "walrus"], cwd=root, env=env, capture_output=True
     )
