@@ -31,7 +31,6 @@ def _plane(root: Path, records: int, packets: int = 0) -> Path:
     return md
 
 
-@pytest.mark.parametrize(("records", "packets", "many"), [(299, 0, False), (250, 49, False), (250, 50, True)])
 def _few_and_many(tmp_path: Path) -> tuple[Path, Path]:
     """Two projects: one of 10 records, one of as many as the workers start at."""
     few, many = tmp_path / "few", tmp_path / "many"
@@ -40,6 +39,7 @@ def _few_and_many(tmp_path: Path) -> tuple[Path, Path]:
     return few, many
 
 
+@pytest.mark.parametrize(("records", "packets", "many"), [(299, 0, False), (250, 49, False), (250, 50, True)])
 def test_many_files_counts_markdown_names_in_every_folder_but_hidden_ones(tmp_path, records, packets, many):
     assert coldstart.many_files(_plane(tmp_path, records, packets)) is many
 
