@@ -109,7 +109,15 @@ def test_a_racy_stamp_drifts_though_it_is_unchanged(tmp_path: Path):
     state = _scanned(tmp_path)
     written = max(max(lstamp(str(p))[1], lstamp(str(p))[3]) for p in records.iterdir())  # type: ignore[index]
     assert set(drifted(str(state.memzoi_dir), held_stamps(state), written)) == {str(p) for p in records.iterdir()}
-    assert drifted(str(state.memzoi_dir), held_stamps(state), written + RACY_NS + 1) == []
+    window = max(freshness.racy_window(lstamp(str(p))) for p in records.iterdir())  # type: ignore[arg-type]
+    assert drifted(str(state.memzoi_dir), held_stamps(state), written + window + 1) == []
+
+
+def test_the_racy_window_is_the_file_systems_granularity():
+    fine, whole = 1_700_000_000_123_456_789, 1_700_000_000_000_000_000
+    assert freshness.racy_window((10, fine, 1, fine)) == freshness.FINE_RACY_NS  # times kept below the second
+    assert freshness.racy_window((10, whole, 1, whole)) == RACY_NS  # whole seconds (FAT, ext3)
+    assert freshness.racy_window((10, fine, 1, whole)) == RACY_NS  # unsure: the wider window
 
 
 def test_a_stamp_on_a_file_system_without_a_kept_ctime_drifts(tmp_path: Path, monkeypatch):

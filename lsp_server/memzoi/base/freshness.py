@@ -39,6 +39,8 @@ import blake3
 #: A file changed less than this long before it was read is confirmed by hash, not by stat: file times have the
 #: granularity of the file system (2 s on FAT, a clock tick on Linux).
 RACY_NS = 2_000_000_000
+#: The racy window of a file whose times are kept finer than a second (:func:`racy_window`).
+FINE_RACY_NS = 100_000_000
 #: The share of entries the stat vouches for that are hashed anyway at each use.
 SAMPLE_SHARE = 1 / 64
 #: An entry last confirmed by reading longer ago than this (wall clock, ns) is hashed at its next use: one day.
@@ -240,9 +242,19 @@ def due(checked_ns: int, now_ns: int | None = None) -> bool:
     return now - checked_ns > MAX_TRUST_NS or random.random() < SAMPLE_SHARE
 
 
-def not_racy(stamp: Stamp, checked_ns: int) -> bool:
-    """True when the file's mtime and ctime were older than ``checked_ns`` by :data:`RACY_NS`."""
-    return max(stamp[1], stamp[3]) < checked_ns - RACY_NS
+def not_racy(stamp: Stamp, checked_ns: int, window: int | None = None) -> bool:
+    """True when the file's mtime and ctime were older than ``checked_ns`` by ``window`` (default :data:`RACY_NS`,
+    read at each call; or :func:`racy_window` of the stamp)."""
+    return max(stamp[1], stamp[3]) < checked_ns - (RACY_NS if window is None else window)
+
+
+def racy_window(stamp: Stamp) -> int:
+    """The racy window fitting ``stamp``'s file system: :data:`FINE_RACY_NS` where both its mtime and ctime have a
+    part below the second (the file system keeps times finer than a second: its granularity is then the kernel's
+    clock tick, at most 10 ms, or its own, 10 ms on exFAT), else :data:`RACY_NS` (whole seconds: 2 s on FAT, 1 s
+    on ext3). Used where the racy rule would otherwise judge again every file written shortly before a scan."""
+    fine = stamp[1] % 1_000_000_000 and stamp[3] % 1_000_000_000
+    return FINE_RACY_NS if fine else RACY_NS
 
 
 def vouches(current: Stat | None, stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int) -> bool:
@@ -343,6 +355,7 @@ __all__ = [
     "lacks_ctime",
     "lstat",
     "not_racy",
+    "racy_window",
     "of_stat",
     "pack_stamp",
     "read_bytes",

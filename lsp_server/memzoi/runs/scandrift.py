@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..base.freshness import KEEPS_CTIME, ctime_kept, fs_type, lstat, mount_table, mounted_below, not_racy
+from ..base.freshness import KEEPS_CTIME, ctime_kept, fs_type, lstat, mount_table, mounted_below, not_racy, racy_window
 from ..project.projectfiles import listed
 
 if TYPE_CHECKING:
@@ -52,10 +52,10 @@ def drifted(memzoi_dir: str, held: Mapping[str, Stamp | None], since_ns: int) ->
     gives: files listed now and not held, or held without a stamp, or whose ``lstat`` stamp differs (an edit, a
     rename over the file), or whose stamp cannot vouch for the bytes the scan read (a file system without a kept
     ctime; racy, git's rule: changed within the timestamp granularity before ``since_ns``, the wall clock when the
-    scan began, so possibly written again in the same tick after its read), in listing order; then files held and
-    no longer listed (gone). Reads only the disk and ``held``, so it may run on any thread; never raises (an
-    unreadable folder lists nothing: its files count as gone, and the watch pass judges each by its state on
-    disk)."""
+    scan began, so possibly written again in the same tick after its read; :func:`memzoi.base.freshness.racy_window`),
+    in listing order; then files held and no longer listed (gone). Reads only the disk and ``held``, so it may run
+    on any thread; never raises (an unreadable folder lists nothing: its files count as gone, and the watch pass
+    judges each by its state on disk)."""
     now = listed(memzoi_dir)
     listed_now = set(now)
     out = [path for path in now if not _vouched(path, held.get(path), since_ns)]
@@ -65,7 +65,12 @@ def drifted(memzoi_dir: str, held: Mapping[str, Stamp | None], since_ns: int) ->
 
 def _vouched(path: str, stamp: Stamp | None, since_ns: int) -> bool:
     current = lstat(path) if stamp is not None else None
-    return current is not None and current.stamp == stamp and ctime_kept(current) and not_racy(stamp, since_ns)
+    return (
+        current is not None
+        and current.stamp == stamp
+        and ctime_kept(current)
+        and not_racy(stamp, since_ns, racy_window(stamp))
+    )
 
 
 __all__ = ["defers_watches", "drifted", "held_stamps"]
