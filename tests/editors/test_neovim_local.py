@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from memzoi.ledger.local_records import list_local
 from memzoi.lifecycle.candidates import propose_local
-from memzoi.lifecycle.local import list_local
 from memzoi.lifecycle.propose import Draft
 
 from ..mcp.conftest import FACT_ID, draft_args, make_project

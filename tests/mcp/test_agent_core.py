@@ -15,8 +15,8 @@ from memzoi.agent.search import search_memory
 from memzoi.judge.analysis import analyze_path
 from memzoi.judge.policy import FIELD_LIMIT
 from memzoi.ledger import Ledger, Refusal, history, undo_change
+from memzoi.ledger.local_records import list_local
 from memzoi.lifecycle.candidates import approve_local, list_candidates, propose_local, reject_local
-from memzoi.lifecycle.local import list_local
 from memzoi.lifecycle.propose import Blocked, Draft, mcp_provenance, proposal_id, propose_packet
 
 from .conftest import FACT_ID, WARNING_ID, all_bytes, draft_args, write_record

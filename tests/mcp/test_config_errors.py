@@ -9,8 +9,8 @@ import pytest
 
 from memzoi.agent import tools
 from memzoi.cli.main import main as memzoi
+from memzoi.ledger.local_records import list_local
 from memzoi.lifecycle.candidates import list_candidates
-from memzoi.lifecycle.local import list_local
 
 from .conftest import draft_args
 

@@ -10,7 +10,7 @@ from ._changes import actor, add_common, emit_json, project_root, read_body, ref
 from ._common import add_command, add_group
 
 if TYPE_CHECKING:  # the record type only: the local lane loads when a command runs
-    from ..lifecycle.local import LocalRecord
+    from ..ledger.local_records import LocalRecord
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

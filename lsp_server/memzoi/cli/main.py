@@ -188,16 +188,16 @@ def _exit_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, terminated)
 
 
-def list_ahead(argv: list[str]) -> bool:
+def list_ahead(argv: list[str]) -> None:
     """Where ``argv`` runs ``search``, start GNU find over the project's files at once
     (:func:`memzoi.stores.findstart.start_early`), before argparse and the command's imports, which then run while find
     lists and stats (about 0.18 s of CPU at 50,000 records; issue 29). The root is found by the rule the dispatcher uses
     (:func:`memzoi.judge.projectroot.root_of`, as :func:`memzoi.cli._common.project_root`), from the last ``--root`` of
     ``argv`` if any; the command takes the listing only where its own root is the same, and it is discarded otherwise,
-    so a wrong guess here costs CPU, never a wrong result. Returns whether anything may have been started (the caller
-    then calls :func:`memzoi.stores.findstart.drop_early` on the way out). Never raises."""
+    so a wrong guess here costs CPU, never a wrong result (the caller calls :func:`memzoi.stores.findstart.drop_early`
+    on the way out). Never raises."""
     if _command_word(argv) != "search":
-        return False
+        return
     root = None
     for i, arg in enumerate(argv):
         if arg == "--root" and i + 1 < len(argv):
@@ -211,7 +211,6 @@ def list_ahead(argv: list[str]) -> bool:
         start_early(root_of(root))
     except (OSError, ValueError):  # no current folder, a NUL in --root: the command reports it
         pass
-    return True
 
 
 def end_at_once(code: int) -> None:

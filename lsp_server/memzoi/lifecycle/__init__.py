@@ -14,9 +14,10 @@ May import: base, read, judge, models, safety, ledger, project, resident, stores
 from __future__ import annotations
 
 from ..ledger import ChangeResult, Refusal, get_change, history, reconcile, recover
+from ..ledger.local_records import get_local, list_local, search_local
 from .apply import apply_proposal
 from .common import default_actor
-from .local import add_local, get_local, list_local, route_local, search_local
+from .local import add_local, route_local
 from .reject import reject_proposal
 from .supersede import propose_supersede
 from .tombstone import propose_tombstone

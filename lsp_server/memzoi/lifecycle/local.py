@@ -3,8 +3,8 @@
 Local records live only in the runtime plane: rows of the ledger database, never files under ``.memzoi/``.
 Each one is written by a ledgered change and is visible exactly while that change is ``applied`` (undoing the
 change hides it again), so adding a local record and routing a proposal are at-most-once like every other write.
-Reading them (:func:`list_local`, :func:`get_local`, :func:`search_local`, re-exported here) is
-:mod:`memzoi.ledger.local_records`, which needs none of the lifecycle.
+Reading them (``list_local``, ``get_local``, ``search_local``) is :mod:`memzoi.ledger.local_records`, which
+needs none of the lifecycle.
 
 Routing a pending proposal (``route-local``) is one change: its title and body become a private local record,
 and the packet is resolved as rejected with the reason ``routed to local memory`` (archived as Memzoi's redacted
@@ -24,13 +24,7 @@ from typing import Any, NotRequired, TypedDict, get_args
 from ..judge import analysis
 from ..judge.revision import duplicate_key
 from ..ledger import ChangePlan, ChangeResult, Refusal, now_utc, run_change
-from ..ledger.local_records import (  # also imported from here
-    VISIBLE,
-    LocalRecord as LocalRecord,
-    get_local as get_local,
-    list_local as list_local,
-    search_local as search_local,
-)
+from ..ledger.local_records import VISIBLE, list_local
 from ..models.common import Lane, MemoryType
 from ..read.render import render_record
 from .common import concept_slug, load_pending_packet, packet_rel

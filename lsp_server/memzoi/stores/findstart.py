@@ -137,22 +137,9 @@ def held(cleanup: Callable[[], object]) -> Iterator[None]:
 def start(project_root: str | os.PathLike[str]) -> Finding | None:
     """Start find over the project's ``records`` and ``proposals`` (those that are folders, not symlinks, below a
     ``.memzoi`` that is not a symlink: the folders :func:`memzoi.stores.planelisting.walk` lists); ``None`` where
-    there is nothing to list or find cannot be started (the caller walks in Python). Never raises ``OSError``; a
-    SIGTERM handled by :func:`terminated` while it starts find stops that find first (:func:`held`)."""
-    got: list[Finding] = []
-
-    def stop() -> None:
-        for f in got:
-            f.discard()
-
-    with held(stop):
-        finding = _start(project_root)
-        if finding is not None:
-            got.append(finding)
-    return got[0] if got else None
-
-
-def _start(project_root: str | os.PathLike[str]) -> Finding | None:
+    there is nothing to list or find cannot be started (the caller walks in Python). Never raises ``OSError``. Called
+    within :func:`held` (by :func:`start_early` and :class:`memzoi.stores.findlisting.Ahead`), so that a SIGTERM
+    that comes while find starts waits until the find is kept where its cleanup reaches it."""
     root = os.path.abspath(project_root)
     memzoi_dir = os.path.join(root, MEMZOI_DIR)
     try:
