@@ -227,3 +227,27 @@ def test_the_server_scans_account_splits_its_cpu_by_process_and_thread(tmp_path)
     assert math.isclose(parts["forkserver_s"] + parts["workers_s"], helpers, abs_tol=1e-9)
     assert math.isclose(account["total"], own + helpers, abs_tol=1e-9)
     assert os.path.exists(done)
+
+
+def test_the_server_scan_benchmark_keeps_the_tools_caches_for_its_cold_sessions(tmp_path, capsys):
+    """Cold server sessions start as cold ``check`` does in the same script: nothing kept of the project, the tool's
+    caches kept (issue 29: the comparison is of the project's analysis, not of a first start on the machine, which
+    is shown apart); every session's diagnostics still equal check's."""
+    from tests.benchmarks import server_scan
+
+    home = tmp_path / "home"
+    (home / "projects" / "p").mkdir(parents=True)
+    (home / "cache").mkdir()
+    (home / "cache" / "kept.marshal").write_bytes(b"x")
+    server_scan.forget_projects(home)
+    assert not (home / "projects").exists() and (home / "cache" / "kept.marshal").exists()
+
+    out = tmp_path / "scan.json"
+    assert (
+        server_scan.main(["--sizes", "300", "--repeats", "1", "--workdir", str(tmp_path / "w"), "--json", str(out)])
+        == 0
+    )
+    res = json.loads(out.read_text())[0]
+    assert res["parity"]["cold"] and res["parity"]["warm"], res["parity"]["differ"]
+    assert res["first"]["end_s"] > 0 and res["cold"]["end_s"] > 0
+    assert "first start on this machine" in capsys.readouterr().out

@@ -5,9 +5,12 @@ workspace (:mod:`tests.benchmarks.generate`: N records + N/10 pending packets, c
 table with, per size:
 
 - cold ``memzoi check .memzoi --format json --no-cache`` (wall seconds), the reference of the scan's target;
-- the **cold** server (an empty runtime directory: no verdict cache, no index): spawn → every diagnostic of the
-  scan published (the last ``publishDiagnostics`` before the scan's work-done progress ends), spawn → progress
-  end, and the ratio of the first to cold ``check``;
+- the **cold** server (nothing kept of the project: no verdict cache, no index, no publish set; the tool's own
+  caches in the runtime directory, compiled code and patterns, as warm as cold ``check``'s, :func:`forget_projects`):
+  spawn → every diagnostic of the scan published (the last ``publishDiagnostics`` before the scan's work-done
+  progress ends), spawn → progress end, and the ratio of the first to cold ``check``;
+- the server's **first start on the machine** (an empty runtime directory: the tool's caches made too), the same
+  times, shown apart;
 - the **warm** server (the runtime directory the cold session left: its verdict cache and index): the same;
 - spawn → the first diagnostics of a record opened right after ``initialized`` (cold and warm);
 - the server's peak RSS (``VmHWM``) and the CPU seconds of its process tree (workers included) when the scan
@@ -156,6 +159,14 @@ def _median(rows: list[dict[str, Any]], key: str) -> float:
     return statistics.median(r[key] for r in rows)
 
 
+def forget_projects(home: Path) -> None:
+    """Remove what the runtime directory ``home`` keeps of projects (their stores, indexes, publish sets, ledgers:
+    ``projects/``), and keep what it keeps of the tool (``cache/``: the compiled code, patterns and answers a start
+    of any project reuses). A cold server session then starts as cold ``memzoi check`` does in this script: no
+    verdict of the project known, the tool's caches as warm as the check's own runtime directory keeps them."""
+    shutil.rmtree(home / "projects", ignore_errors=True)
+
+
 def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
     """Generate the workspace of ``n`` records and measure it (see the module docstring)."""
     ws = workdir / f"ws-{n}"
@@ -168,29 +179,31 @@ def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
     warm_bytecode(env)
     checks = [check_cold(ws, env) for _ in range(repeats)]
     expected = checks[-1][1]
-    cold, warm = [], []
+    first, cold, warm = [], [], []
     for _ in range(repeats):
         home = workdir / f"home-server-{n}"
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir()
         env = _env(home)
+        first.append(server_session(ws, env, opened))  # nothing kept: no project state, no tool caches
+        forget_projects(home)
         cold.append(server_session(ws, env, opened))
         warm.append(server_session(ws, env, opened))
     check_s = statistics.median(c[0] for c in checks)
     check_cpu = statistics.median(c[2] for c in checks)
     parity = {
-        "cold": all(_same(r["published"], expected) for r in cold),
+        "cold": all(_same(r["published"], expected) for r in cold + first),
         "warm": all(_same(r["published"], expected) for r in warm),
     }
     differ = sorted(
         {
             p
-            for r in cold + warm
+            for r in first + cold + warm
             for p in r["published"].keys() | expected.keys()
             if r["published"].get(p) != expected.get(p) and "<redacted-path:" not in p
         }
     )
-    parity["differ"] = [(p, expected.get(p), [r["published"].get(p) for r in cold + warm]) for p in differ[:10]]
+    parity["differ"] = [(p, expected.get(p), [r["published"].get(p) for r in first + cold + warm]) for p in differ[:10]]
     return {
         "n": n,
         "files": sum(1 for _ in (ws / ".memzoi").rglob("*.md")),
@@ -198,6 +211,7 @@ def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
         "check_cpu_s": check_cpu,
         "cold": {k: _median(cold, k) for k in ("all_s", "end_s", "open_s", "peak_mb", "cpu_s", "own_cpu_s", *_ACCOUNT)},
         "warm": {k: _median(warm, k) for k in ("all_s", "end_s", "open_s", "peak_mb", "cpu_s", "own_cpu_s")},
+        "first": {k: _median(first, k) for k in ("all_s", "end_s", "cpu_s")},
         "parity": parity,
     }
 
@@ -244,6 +258,13 @@ def render(results: list[dict[str, Any]], load: tuple[tuple[float, ...], tuple[f
             lambda r, s=state: f"{r[s]['open_s'] * 1000:.0f} ms",
         )
         row(f"{state} server: peak RSS at the end of the scan", lambda r, s=state: f"{r[s]['peak_mb']:.0f} MB")
+    row(
+        "first start on this machine (no tool caches either): all diagnostics / scan ended / CPU",
+        lambda r: (
+            f"{r['first']['all_s']:.2f} s ({r['first']['all_s'] / r['check_s']:.2f}× check) / "
+            f"{r['first']['end_s']:.2f} s ({r['first']['end_s'] / r['check_s']:.2f}×) / {r['first']['cpu_s']:.2f} s"
+        ),
+    )
     row(
         "diagnostics per file equal `check`'s (cold / warm)",
         lambda r: f"{'yes' if r['parity']['cold'] else 'NO'} / {'yes' if r['parity']['warm'] else 'NO'}",
