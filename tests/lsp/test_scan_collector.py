@@ -1,7 +1,7 @@
 """The cyclic garbage collector during a cold scan (issue 29, cold server scan): while the workers' results of a
 long analysis are taken in, no automatic collection runs in the server process (``memzoi.base.gcpause.hold``, as
 ``memzoi check`` runs with the collector off); the start-up's pause, and with it the hold, ends with one full
-collection once every file is published (``scan._scanned``), not at the first chunk."""
+collection after the scan's end (``scan._resume_collector_later``), not at the first chunk."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ async def test_a_cold_scans_results_are_taken_in_with_the_collector_held(
     assert len(seen) >= 3
     assert all(still for still, _ in seen), "the start-up's pause ended before every file was taken in"
     assert all(young == 0 for _, young in seen), "automatic collections ran while the results were taken in"
-    assert gcpause.resume() is not None  # what _scanned does once every file is published
+    assert gcpause.resume() is not None  # what the scan does once it has ended
     assert gc.get_threshold()[0] > 0
 
 
@@ -66,3 +66,24 @@ async def test_a_short_analysis_leaves_the_young_collections_running(
 ) -> None:
     seen = await _intake(monkeypatch, 5)
     assert seen == [(True, gc.get_threshold()[0])] and seen[0][1] > 0
+
+
+async def test_the_scans_end_is_sent_before_the_full_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one full collection that ends the pause runs in the loop's turn after the one that wrote the scan's
+    progress end, so the client is told the scan is done first (issue 29: cold server scan, 0.1–0.2 s at 10,000
+    files)."""
+    import asyncio
+    import io
+
+    from memzoi_lsp.output import GatheredWriter
+
+    stream = io.BytesIO()
+    writer = GatheredWriter(stream)
+    sent_when_collected: list[bytes] = []
+    monkeypatch.setattr(gcpause, "resume", lambda: sent_when_collected.append(stream.getvalue()))
+    writer.write(b"the progress end")  # what _finish writes, in the same turn
+    scan._resume_collector_later()
+    assert sent_when_collected == []
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert sent_when_collected == [b"the progress end"]
