@@ -449,6 +449,48 @@ def test_workers_fork_with_the_analysis_already_imported():
     assert proc.stdout.strip() == "True"
 
 
+_COLLECTOR = """
+import gc, os
+
+def collecting(chunk):
+    return [(os.getpid(), gc.isenabled()) for _ in chunk]
+"""
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_workers_run_with_the_collector_off_whoever_started_them(tmp_path, helper):
+    """A worker, forked from its caller (``memzoi check``, ``rebuild``) or from the fork server of a threaded caller
+    (the language server's scan, whose fork server collects as a started interpreter does), runs with the cyclic
+    collector off: a chunk's work makes no reference cycles (issue 29: cold server scan)."""
+    if helper and sys.platform != "linux":
+        pytest.skip("the fork server is used on Linux")
+    (tmp_path / "collector.py").write_text(_COLLECTOR)
+    code = (
+        "import gc, os, threading\n"
+        "from memzoi.base.parallel import ChunkPool, can_fork\n"
+        "import collector\n"
+        "assert gc.isenabled()\n"
+        f"helper = {helper}\n"
+        "stop = threading.Event()\n"
+        "if helper:\n"
+        "    threading.Thread(target=stop.wait).start()\n"
+        "assert can_fork() != helper\n"
+        "pool = ChunkPool(collector.collecting, workers=2, chunksize=2, start_at=4, helper=helper)\n"
+        "for i in range(20):\n"
+        "    pool.add(i)\n"
+        "got = pool.results()\n"
+        "stop.set()\n"
+        "assert pool.parallel and all(pid != os.getpid() for pid, _ in got), got\n"
+        "print(sorted({on for _, on in got}), gc.isenabled())\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[False] True"  # off in every worker; the caller's own collector left as it was
+
+
 def test_a_project_folder_is_made_absolute_as_abspath_makes_it(tmp_path, monkeypatch):
     from memzoi.stores.fileentry import project_dir
 
