@@ -33,17 +33,8 @@ from ..base.runtime import private_dir, private_file
 from ..base.runtime_errors import RuntimeStateError, runtime_error
 from .index_build import REBUILD_CACHE_KIB, Progress, RebuildResult, Staging, analyse_rows, insert_rows
 from .index_queries import Drift, IndexQueries, SearchHit
-from .index_schema import (
-    _SCHEMA,
-    GEN_KEY,
-    SCHEMA_VERSION,
-    _opening,
-    _split_sql,
-    _Tx,
-    fts_triggers,
-    generation,
-    row_checksum,
-)
+from .index_schema import _SCHEMA, GEN_KEY, SCHEMA_VERSION, _opening, _split_sql, _Tx, generation, row_checksum
+from .index_text import TO_FILL, fill_beside, fill_text, text_to_fill
 from .store import STORE_VERSION, EntryRows, ensure_schema, forget_old_databases, store_path, write_rows
 
 if TYPE_CHECKING:
@@ -54,6 +45,7 @@ if TYPE_CHECKING:
     from .firststage import Entry
     from .index_rows import Premade
     from .planelisting import Listing
+    from .refreshplan import Plan
 
 # What analyses a file (admission, index_rows, the detectors behind shown_path) is imported where a file is
 # analysed: `memzoi search` on an up-to-date index opens, stats and queries, and loads none of it.
@@ -193,15 +185,14 @@ class Index(IndexQueries):
                 write_rows(self.db, kept.rows, kept.drop)
                 self._recreate(stamp, git)
                 staged.copy()
-                self._index_text()
+                fill_text(self.db)
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
 
     def _recreate(self, stamp: str, git: str) -> None:
         """Drop the index's tables and create them empty, made under ``stamp`` and git's state ``git``, inside the
-        caller's transaction. The full-text tables are filled once every row is in (:meth:`_index_text`; until then
-        ``meta`` holds ``fts``): 11,000 rows took 1.84 s through the triggers that keep them in sync, 1.06 s so."""
+        caller's transaction. The full-text tables are filled once every row is in (:mod:`.index_text`)."""
         for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
             self.db.execute(f"DROP TABLE IF EXISTS {name}")
         for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
@@ -211,20 +202,8 @@ class Index(IndexQueries):
         self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
         built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         meta = [("built_at", built), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))]
-        meta += [("stamp", stamp), ("git", git), ("fts", "to fill"), (GEN_KEY, str(random.getrandbits(48)))]
+        meta += [("stamp", stamp), ("git", git), (TO_FILL, "to fill"), (GEN_KEY, str(random.getrandbits(48)))]
         self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta)
-
-    def _index_text(self) -> None:
-        """Fill the full-text tables :meth:`_recreate` left to fill from the rows and create the triggers that keep
-        them in sync, inside the caller's transaction."""
-        self.db.execute("DELETE FROM meta WHERE key = 'fts'")
-        for table in ("records_fts", "proposals_fts"):
-            self.db.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
-        for stmt in _split_sql(fts_triggers()):
-            self.db.execute(stmt)
-
-    def _text_to_fill(self) -> bool:
-        return self.db.execute("SELECT 1 FROM meta WHERE key = 'fts'").fetchone() is not None
 
     def put_rows(self, made: list[Row], git: str) -> None:
         """Write the search rows a caller made with each file's one entry (the language server's scan,
@@ -292,11 +271,12 @@ class Index(IndexQueries):
             if listed is None:
                 return self.rebuild(progress)
             return self.rebuild(progress, files=plane_of(self.root, listed).paths())
-        if self._text_to_fill():
-            with _Tx(self.db):  # rows a caller put (put_rows): their text is searchable from now on
-                if self._text_to_fill():  # looked at again under the write lock: another process may have
-                    self._index_text()
-        plan = stale(self.db, self.root, walked or plane_of(self.root, listed, stat_of))
+
+        def planned() -> Plan:
+            return stale(self.db, self.root, walked or plane_of(self.root, listed, stat_of))
+
+        # rows a caller put (put_rows): their text is searchable from now on, filled while the plan is made
+        plan = fill_beside(self.path, planned) if text_to_fill(self.db) else planned()
         self._judged = (plan.gen, bool(plan.changed or plan.gone))
         result, self._wrote = RebuildResult(), None
         if plan.changed or plan.gone:
@@ -309,7 +289,7 @@ class Index(IndexQueries):
     def rows_generation(self) -> str | None:
         """The generation of the rows (:func:`memzoi.stores.index_schema.generation`) of a built index whose text is
         searchable, else ``None``: a query made at it stands if :meth:`unchanged_since` holds after a refresh."""
-        return None if not self.exists or self._text_to_fill() else generation(self.db)
+        return None if not self.exists or text_to_fill(self.db) else generation(self.db)
 
     def unchanged_since(self, gen: str | None) -> bool:
         """True when the last :meth:`refresh` judged the rows at generation ``gen`` (no write came between) and
