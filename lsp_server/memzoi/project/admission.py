@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.findings import Finding, finding
+from ..base.pathnorm import absolute
 from ..base.runtime import git_env
 from ..judge.workspace import Role
 from .refusals import refusals
@@ -117,10 +118,9 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
     Keys are the given paths made absolute (``os.path.abspath`` strings, symlinks not resolved). Tracked wins
     even when an ignore rule matches (as in Memzoi); untracked files are checked with ``check-ignore
     --no-index``. Outside a worktree every path is ``NO_WORKTREE``; when git cannot answer, ``UNKNOWN``.
-    Plain string paths throughout: this runs over every file of a 10,000-record workspace. A path given as its
-    ``abspath`` string is its own key (the same object: the server holds one string per file; issue 29, peak RSS).
-    """
-    files = [p if isinstance(p, str) and os.path.abspath(p) == p else os.path.abspath(p) for p in paths]
+    Plain strings: it runs over every file of a workspace. A path given as its ``abspath`` string is its own key
+    (the same object, :func:`memzoi.base.pathnorm.absolute`: the server holds one string per file; issue 29)."""
+    files = [absolute(p) if isinstance(p, str) else os.path.abspath(p) for p in paths]
     if not files:
         return {}
     top = _worktree_top(root)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base.pathnorm import absolute
 from ..judge.workspace import editor_temporary, through_linked_plane
 from .checkpaths import UsageError, expand
 from .gitfacts import GitFacts
@@ -144,7 +145,7 @@ class ProjectFiles:
 def listed(directory: str) -> list[str]:
     """The files ``memzoi check`` checks below ``directory`` (none when it went away meanwhile)."""
     try:
-        return [os.path.abspath(p) for p, _ in expand(directory).files]
+        return [absolute(p) for p, _ in expand(directory).files]
     except UsageError:
         return []
 

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..base.findings import Finding
+from ..base.pathnorm import absolute
 from ..judge.config import load_config
 from ..judge.config_model import MemzoiConfig
 from ..judge.rules import DEFAULT_RULES, Rules
@@ -250,7 +251,7 @@ def verdict_of(
         else first.own[len(first.own) - first.canonical :] + admission
     )
     return FileVerdict(
-        os.path.abspath(path) if path is not None else None, analysis, tuple(findings), vis, tuple(refusals(judged))
+        absolute(os.fspath(path)) if path is not None else None, analysis, tuple(findings), vis, tuple(refusals(judged))
     )
 
 

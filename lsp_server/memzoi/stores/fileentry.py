@@ -25,6 +25,7 @@ from typing import Any
 import blake3
 
 from ..base.freshness import read_stable
+from ..base.pathnorm import absolute
 from ..judge.workspace import RESERVED_NAMES, Placement, Role, place
 from ..project.admission import GitVisibility
 from ..project.filefacts import FileFacts, facts_from_analysis
@@ -204,7 +205,7 @@ def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str)
         if indexed(path, placement):
             key = index_key(base, path)
             if ctx.git is not None:
-                ctx.git.set_visibility({os.path.abspath(path): GitVisibility(visibility)})
+                ctx.git.set_visibility({absolute(path): GitVisibility(visibility)})
         out.append(make_entry(path, placement, ctx, links, read, key=key))
     return out
 

@@ -20,6 +20,7 @@ import blake3
 
 from ..base.findings import Finding
 from ..base.freshness import Stamp
+from ..base.pathnorm import absolute
 from ..base.utf8 import encodable, storable
 from ..judge import pathsafety
 from ..judge.attestation import check_attestation
@@ -114,7 +115,7 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
     """The key of the file ``path`` in the index of the project ``root`` (resolved): its path relative to the
     root, ``/``-separated (absolute when outside it), redacted when it bears a secret
     (:func:`memzoi.judge.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
-    full = os.path.abspath(path)
+    full = absolute(path) if isinstance(path, str) else os.path.abspath(path)
     base = str(root)
     if os.sep == "/" and full.startswith(base.rstrip("/") + "/"):  # the common case, without pathlib
         return pathsafety.shown_path(full[len(base.rstrip("/")) + 1 :])
