@@ -125,3 +125,26 @@ def test_a_first_scan_writes_its_entries_as_they_come(project: Path, monkeypatch
     whole = ProjectCache.load(project, ctx.config)
     assert whole is not None
     assert all(whole.lookup(p) is not None for p in files if path_key(p) in written)
+
+
+def test_a_cache_found_empty_is_whole_and_its_save_reads_no_key_back(project: Path):  # noqa: F811
+    """A cold scan's cache (the store holds nothing under its stamp) knows every entry there is: it notes no key it
+    sees, and its complete save reads none back (issue 29: the end of a cold scan); an entry another process wrote
+    meanwhile is kept."""
+    ctx = _context(project)
+    files = _files(project)
+    cache = _opened(project, ctx)
+    assert cache.holds_none() and cache.whole
+    other, mine = files[0], files[1:]
+    _scan(mine, ctx, cache, project)
+    assert cache.seen == set()
+    checker = ProjectCache.load(project, ctx.config)  # another process (a check) writes the entry of `other`
+    assert checker is not None
+    _scan([other], ctx, checker, project)
+    assert checker.save()
+    assert cache.conn is not None
+    statements: list[str] = []
+    cache.conn.set_trace_callback(statements.append)
+    assert cache.save(complete=True)
+    assert not [q for q in statements if q.lstrip().upper().startswith("SELECT KEY FROM ENTRIES")], statements
+    assert {path_key(p) for p in files} <= _stored(cache)
