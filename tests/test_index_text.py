@@ -6,26 +6,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from pathlib import Path
 
 import pytest
 
-from memzoi.base import freshness
 from memzoi.stores import index_text
 from memzoi.stores.index import Index
 
-from . import builders
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(freshness, "RACY_NS", 0)  # rows written a moment ago vouch at once
-    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
-    root = tmp_path / "proj"
-    builders.write(root, builders.record_path("walrus"), builders.record("walrus", title="Walrus habits"))
-    builders.write(root, builders.record_path("other"), builders.record("other", title="Other things"))
-    return root
+from .test_search_early_query import project  # noqa: F401 - the fixture (records titled Walrus habits, Other i)
 
 
 def _as_put(index: Index) -> None:
@@ -42,7 +29,7 @@ def _triggers(db: sqlite3.Connection) -> set[str]:
     return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
 
 
-def test_the_refresh_fills_the_text_of_rows_put_and_plans_as_filled_in_line(project, monkeypatch):
+def test_the_refresh_fills_the_text_of_rows_put_and_plans_as_filled_in_line(project, monkeypatch):  # noqa: F811
     with Index(project) as index:
         index.rebuild()
         triggers = _triggers(index.db)
@@ -64,7 +51,7 @@ def test_the_refresh_fills_the_text_of_rows_put_and_plans_as_filled_in_line(proj
         assert beside == beside[:1]  # once filled, a refresh fills nothing
 
 
-def test_the_plan_is_made_while_the_fill_waits_for_the_write_lock(project):
+def test_the_plan_is_made_while_the_fill_waits_for_the_write_lock(project):  # noqa: F811
     """The work runs on the caller's thread while the fill runs on its own (here held back by another writer until
     the work lets it go), and the call returns once both are done."""
     with Index(project) as index:
@@ -89,7 +76,7 @@ def test_the_plan_is_made_while_the_fill_waits_for_the_write_lock(project):
     other.close()
 
 
-def test_a_failing_work_is_raised_after_the_fill_is_done(project):
+def test_a_failing_work_is_raised_after_the_fill_is_done(project):  # noqa: F811
     with Index(project) as index:
         index.rebuild()
         _as_put(index)
@@ -104,7 +91,7 @@ def test_a_failing_work_is_raised_after_the_fill_is_done(project):
         assert not index_text.text_to_fill(index.db)  # the fill was not cut short
 
 
-def test_a_fill_that_cannot_get_the_write_lock_raises_and_leaves_the_text_to_fill(project):
+def test_a_fill_that_cannot_get_the_write_lock_raises_and_leaves_the_text_to_fill(project):  # noqa: F811
     with Index(project) as index:
         index.rebuild()
         _as_put(index)
