@@ -209,13 +209,13 @@ def _finish(ls: ScanSession, project: Project, start: Start, token: str | None) 
 
 
 async def _scanned(ls: ScanSession, project: Project, cache: ProjectCache | None) -> None:
-    """Every file of ``project`` taken: the end of its first scan is published (the cross-file findings), then the
-    store's new entries are written (the scan saw every file: entries of files gone are dropped), on the scan
-    thread."""
+    """Every file taken: the store's last entries are written on the scan thread (those of files gone dropped) while
+    the end of the first scan (cross-file findings) is published here; SQLite lets the loop run meanwhile."""
+    saved = asyncio.get_running_loop().run_in_executor(ls.scan_executor, cache.save, True) if cache else None
     ls.on_project_scanned(project)
     ls.flush_republish()
-    if cache is not None:
-        await asyncio.get_running_loop().run_in_executor(ls.scan_executor, cache.save, True)
+    if saved is not None:
+        await saved
 
 
 def _resume_collector_later() -> None:

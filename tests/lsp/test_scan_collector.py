@@ -87,3 +87,29 @@ async def test_the_scans_end_is_sent_before_the_full_collection(monkeypatch: pyt
     for _ in range(3):
         await asyncio.sleep(0)
     assert sent_when_collected == [b"the progress end"]
+
+
+async def test_the_stores_last_entries_are_written_while_the_scans_end_is_published() -> None:
+    """At the end of a scan the verdict cache's last save runs on the scan thread while the loop publishes the
+    cross-file findings (issue 29: the cold scan's tail), not after them."""
+    import threading
+
+    started, published = threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
+
+    class Cache:
+        def save(self, complete: bool) -> bool:
+            started.set()
+            seen["publish ran meanwhile"] = published.wait(10)
+            return True
+
+    def on_project_scanned(project: object) -> None:
+        seen["save had started"] = started.wait(10)
+        published.set()
+
+    with ThreadPoolExecutor(1) as executor:
+        ls: Any = SimpleNamespace(
+            scan_executor=executor, on_project_scanned=on_project_scanned, flush_republish=lambda: None
+        )
+        await scan._scanned(ls, SimpleNamespace(), Cache())  # type: ignore[arg-type]
+    assert seen == {"save had started": True, "publish ran meanwhile": True}
