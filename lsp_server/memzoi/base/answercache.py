@@ -80,22 +80,15 @@ def read_answer(directory: Path | None, key: str) -> Any | None:
 
 
 def write_answer(directory: Path | None, key: str, result: Any) -> bool:
-    """Keep ``result`` (a JSON object) for ``key``, atomically (a temporary file renamed over, mode 0600).
-    Returns False when it could not be written (no directory, a full disk): the next start computes it again."""
+    """Keep ``result`` (a JSON object) for ``key``, atomically (:func:`memzoi.base.privatewrite.write_private`: a
+    temporary file renamed over, mode 0600; what killed writers of kept answers left goes first). Returns False when
+    it could not be written (no directory, a full disk): the next start computes it again."""
     if directory is None or not isinstance(result, dict):
         return False
-    target = directory / f"{_PREFIX}{key}.json"
-    tmp = directory / f".{_PREFIX}{key}.{os.getpid()}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(json.dumps({"key": key, "result": result}, separators=(",", ":")).encode())
-        os.replace(tmp, target)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    from .privatewrite import write_private  # noqa: PLC0415 lazy: start-up
+
+    data = json.dumps({"key": key, "result": result}, separators=(",", ":")).encode()
+    if not write_private(directory / f"{_PREFIX}{key}.json", data, family=_PREFIX):
         return False
     _prune(directory)
     return True

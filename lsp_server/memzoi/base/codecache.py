@@ -87,20 +87,18 @@ def read_cache(path: Path) -> dict[bytes, types.CodeType]:
     return data
 
 
-def write_cache(path: Path, codes: Mapping[bytes, object]) -> bool:
-    """Write ``codes`` to ``path`` atomically (a temporary file of mode 0600 renamed over it). Returns whether it
-    was written; a failure (read-only or full disk) leaves the old file and raises nothing."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def write_cache(path: Path, codes: Mapping[bytes, object], family: str | None = None) -> bool:
+    """Write ``codes`` to ``path`` as ``marshal`` data, atomically (:func:`memzoi.base.privatewrite.write_private`: a
+    temporary file of mode 0600 renamed over it), after removing what killed writers of caches whose names start
+    with ``family`` (default: ``path``'s own) left. Returns whether it was written; a failure (a value ``marshal``
+    cannot hold, a read-only or full disk) leaves the old file and raises nothing."""
+    from .privatewrite import write_private  # noqa: PLC0415 lazy: start-up
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            marshal.dump(dict(codes), fh)
-        os.replace(tmp, path)
-        return True
-    except (OSError, ValueError):
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        data = marshal.dumps(dict(codes))
+    except ValueError:
         return False
+    return write_private(path, data, family=family)
 
 
 @contextlib.contextmanager
@@ -146,7 +144,7 @@ def attrs_code_cache(directory: Path | None, packages: Iterable[str]) -> Iterato
     finally:
         setattr(make, _HOOK, original)
         if stats["misses"] > stats["hits"] // 20:  # not for the few scripts that differ at every start
-            if write_cache(path, used):
+            if write_cache(path, used, _FILE_PREFIX):
                 for old in path.parent.glob(f"{_FILE_PREFIX}*.marshal"):
                     if old != path:
                         with contextlib.suppress(OSError):

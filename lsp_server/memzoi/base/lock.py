@@ -27,7 +27,10 @@ class LockBusy(Exception):
     """Another process held the lifecycle lock for longer than the timeout."""
 
 
-def _try_lock(fd: int) -> bool:
+def try_lock(fd: int) -> bool:
+    """Take the OS lock of the open file ``fd`` without waiting (``flock``, which belongs to the open file
+    description; ``msvcrt.locking`` on Windows): True when taken, False when another open file holds it. Raises
+    ``OSError`` where the file system cannot lock (``ENOLCK``, ``EOPNOTSUPP``: some network and FUSE mounts)."""
     if sys.platform == "win32":  # pragma: no cover - Windows
         import msvcrt  # noqa: PLC0415 lazy: platform
 
@@ -75,7 +78,7 @@ def lifecycle_lock(
         raise runtime_error(err, rdir / LOCK_FILE, "lock") from err
     try:
         deadline = time.monotonic() + timeout
-        while not _try_lock(fd):
+        while not try_lock(fd):
             if time.monotonic() >= deadline:
                 raise LockBusy(
                     f"another memzoi process has held the lifecycle lock for {timeout:.0f} s; "
@@ -105,7 +108,7 @@ def path_lock(lock_path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{lock_path}: a writer lock must be a regular file")
         deadline = time.monotonic() + timeout
-        while not _try_lock(fd):
+        while not try_lock(fd):
             if time.monotonic() >= deadline:
                 raise LockBusy(f"another writer holds {lock_path}; wait for it to finish and retry")
             time.sleep(0.02)
@@ -127,7 +130,7 @@ def hold(lock_path: Path, *, create: bool = True) -> int | None:
         private_file(lock_path)
     fd = os.open(lock_path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
     try:
-        if _try_lock(fd):
+        if try_lock(fd):
             return fd
     except BaseException:
         os.close(fd)

@@ -138,7 +138,7 @@ def regex_code_cache(directory: Path | None) -> Iterator[dict[str, int]]:
         if stats["misses"] * 20 > stats["hits"] + stats["misses"]:
             from .codecache import write_cache  # noqa: PLC0415 lazy: start-up
 
-            write_cache(path, used)
+            write_cache(path, used, _FILE_PREFIX)
 
 
 __all__ = ["Entry", "cache_file", "read_cache", "regex_code_cache"]

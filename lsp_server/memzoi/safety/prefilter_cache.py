@@ -111,7 +111,7 @@ class DatabaseCache:
             return False
         from ..base.codecache import write_cache  # noqa: PLC0415 lazy: start-up
 
-        return write_cache(self.path, self.used)
+        return write_cache(self.path, self.used, _FILE_PREFIX)
 
 
 __all__ = ["DatabaseCache", "cache_file", "read_cache"]

@@ -13,7 +13,6 @@ hashed anyway). A missing, damaged or unwritable digest file only costs the hash
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -26,6 +25,8 @@ import blake3
 from .. import __version__
 from ..base import freshness
 
+#: The digest files' names after the home's prefix (one file per digested folder).
+_FAMILY = "toolstamp-"
 #: One file's kept digest as stored in the digest file: ``[size, mtime_ns, ino, ctime_ns, checked_ns, hex digest]``.
 _Item = list[int | str]
 
@@ -86,18 +87,15 @@ def _load(store: Path | None) -> dict[str, object]:
 
 
 def _save(store: Path, items: dict[str, _Item]) -> None:
-    from ..base.runtime import private_dir  # noqa: PLC0415 lazy: start-up
+    from ..base.privatewrite import write_private  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime import HOME_FILE_PREFIX, private_dir  # noqa: PLC0415 lazy: start-up
 
-    tmp = store.with_name(f"{store.name}.{os.getpid()}.tmp")
     try:
         private_dir(store.parent)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(items, fh, separators=(",", ":"))
-        os.replace(tmp, store)
-    except OSError:  # a full disk: the digests are taken again next time, and no temporary file is left
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    except OSError:  # a read-only home: the digests are taken again next time
+        return
+    # a full disk leaves no temporary file; a killed writer's goes at the next write of any folder's digests
+    write_private(store, json.dumps(items, separators=(",", ":")).encode(), family=f"{HOME_FILE_PREFIX}{_FAMILY}")
 
 
 def source_digest(top: str, store: Path | None = None) -> str:
@@ -136,7 +134,7 @@ def _store(top: str) -> Path | None:
 
     try:
         key = blake3.blake3(top.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return memzoi_home() / f"{HOME_FILE_PREFIX}toolstamp-{key}.json"
+        return memzoi_home() / f"{HOME_FILE_PREFIX}{_FAMILY}{key}.json"
     except (OSError, RuntimeError, ValueError):
         return None
 
