@@ -14,8 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memzoi.base import privatewrite
 from memzoi.base.privatewrite import sweep_temps, temp_path, write_private

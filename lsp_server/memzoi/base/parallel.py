@@ -9,6 +9,9 @@ helper process, started once, single-threaded, that has imported the worker's mo
 Everywhere else the work runs in the calling process, with identical results. Used by ``memzoi check``,
 ``memzoi rebuild`` and the language server.
 
+The fork server's socket lives in a folder the caller owns in the memzoi home (:mod:`memzoi.base.forktemp`), not
+in a ``pymp-`` folder of ``$TMPDIR`` that a killed caller would leave there.
+
 A worker's standard output is its standard error: the server's output is its JSON-RPC channel, and ``check``'s
 may be a JSON report, which no stray write of a worker may corrupt.
 """
@@ -21,6 +24,8 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .forktemp import own_temp_dir
 
 if TYPE_CHECKING:  # multiprocessing loads only when a pool starts
     from multiprocessing.context import BaseContext
@@ -86,6 +91,7 @@ def start_helper(module: str) -> bool:
 
     try:
         multiprocessing.get_context("forkserver").set_forkserver_preload([module, *PRELOAD])
+        own_temp_dir()
         forkserver.ensure_running()
     except (OSError, ValueError):
         return False
@@ -115,6 +121,7 @@ def fork_helper(module: str) -> bool:
     try:
         multiprocessing.get_context("forkserver").set_forkserver_preload([module, *PRELOAD])
         resource_tracker.ensure_running()  # as a started fork server's caller does, before the fork
+        own_temp_dir()
         util.spawnv_passfds = _forked  # type: ignore[assignment]  # the one call that starts the interpreter
         try:
             forkserver.ensure_running()
@@ -289,6 +296,7 @@ class ChunkPool(Generic[J, R]):
             # Taken by the fork server when it starts (once per process): its workers fork with the analysis
             # already imported. A worker's parent is the fork server, which ends when this process does.
             context.set_forkserver_preload(preload)
+            own_temp_dir()
             parent = None
         else:
             return

@@ -81,7 +81,7 @@ def _gone(pid: int) -> bool:
 def _stale(path: str, pid: int, locked: bool, now_ns: int) -> bool:
     """Whether the temporary file ``path`` (named by ``pid``; ``locked``: its writer locks it) is no live
     writer's, by the rules of the module docstring."""
-    from .lock import try_lock  # noqa: PLC0415 lazy: only writes sweep
+    from .lock import try_lock  # noqa: PLC0415 lazy: start-up
 
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
