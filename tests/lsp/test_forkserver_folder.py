@@ -1,6 +1,7 @@
 """The workers' fork server's socket folder (:mod:`memzoi.base.forktemp`): made in the memzoi home, owned by the
 server, never a ``pymp-`` folder in ``$TMPDIR``; a server killed with SIGKILL leaves its folder, which the next
-server's start removes, while a live server's folder is never removed; a server that ends removes its own."""
+server's start removes (with a killed cache writer's temporary file, :mod:`memzoi.runs.leftovers`), while a live
+server's folder is never removed; a server that ends removes its own."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import pytest
 from pytest_lsp import LanguageClient
 
 from memzoi.base import parallel
+from memzoi.base.codecache import FILE_PREFIX
 from memzoi.base.forktemp import PREFIX
 from memzoi.base.ownedfolder import OWNED
+from memzoi.base.privatewrite import temp_path
 from memzoi.runs.coldstart import PARALLEL_THRESHOLD
 
 from .conftest import record_text, start_client, wait_until
@@ -77,9 +80,13 @@ async def test_a_killed_servers_socket_folder_goes_at_the_next_start_a_live_ones
         small = tmp_path / "small"
         (small / ".memzoi" / "records").mkdir(parents=True)
         (small / ".memzoi" / "records" / "one.md").write_text(record_text("one"), encoding="utf-8")
+        # a cache writer killed before its rename (its lock free, its bytes written)
+        (memzoi_home / "cache").mkdir(exist_ok=True)
+        torn = temp_path(memzoi_home / "cache" / f"{FILE_PREFIX}dead.marshal")
+        torn.write_bytes(b"partial")
         nxt = await start_client("vscode", small, memzoi_home)  # not cold: its start only sweeps
         try:
-            await wait_until(lambda: not left.exists(), timeout=30)
+            await wait_until(lambda: not left.exists() and not torn.exists(), timeout=30)
             assert kept in _sockets(memzoi_home)  # the live server's folder and socket stay
         finally:
             await _end(nxt)

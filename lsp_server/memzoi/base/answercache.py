@@ -27,7 +27,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-_PREFIX = "initialize-"
+#: The kept answers' name prefix (their temporary files' family, :mod:`memzoi.base.privatewrite`).
+PREFIX = "initialize-"
 #: Kept answers beyond this many (one per workspace, client and code version) are removed, oldest first.
 MAX_KEPT = 32
 
@@ -71,7 +72,7 @@ def read_answer(directory: Path | None, key: str) -> Any | None:
     if directory is None:
         return None
     try:
-        data = json.loads((directory / f"{_PREFIX}{key}.json").read_bytes())
+        data = json.loads((directory / f"{PREFIX}{key}.json").read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("result"), dict):
@@ -88,7 +89,7 @@ def write_answer(directory: Path | None, key: str, result: Any) -> bool:
     from .privatewrite import write_private  # noqa: PLC0415 lazy: start-up
 
     data = json.dumps({"key": key, "result": result}, separators=(",", ":")).encode()
-    if not write_private(directory / f"{_PREFIX}{key}.json", data, family=_PREFIX):
+    if not write_private(directory / f"{PREFIX}{key}.json", data, family=PREFIX):
         return False
     _prune(directory)
     return True
@@ -97,7 +98,7 @@ def write_answer(directory: Path | None, key: str, result: Any) -> bool:
 def _prune(directory: Path) -> None:
     """Remove the oldest kept answers beyond :data:`MAX_KEPT` (a file another process removed first is fine)."""
     try:
-        kept = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(directory) if e.name.startswith(_PREFIX)]
+        kept = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(directory) if e.name.startswith(PREFIX)]
     except OSError:
         return
     for _, path in sorted(kept)[: max(0, len(kept) - MAX_KEPT)]:
@@ -107,4 +108,4 @@ def _prune(directory: Path) -> None:
             pass
 
 
-__all__ = ["MAX_KEPT", "answer_key", "code_stamp", "read_answer", "write_answer"]
+__all__ = ["MAX_KEPT", "PREFIX", "answer_key", "code_stamp", "read_answer", "write_answer"]

@@ -35,7 +35,11 @@ from typing import Any
 
 #: The private ``attrs`` function every generated method is compiled and evaluated through (attrs 22 to 26).
 _HOOK = "_compile_and_eval"
-_FILE_PREFIX = "attrs-code-"
+#: The cache files' name prefix (their temporary files' family, :mod:`memzoi.base.privatewrite`).
+FILE_PREFIX = "attrs-code-"
+#: The name prefix of the hyperscan databases' cache files (:mod:`memzoi.safety.prefilter_cache`), kept here so that
+#: a sweep of the cache folder (:mod:`memzoi.runs.leftovers`) names it without importing the detectors.
+HYPERSCAN_PREFIX = "hyperscan-db-"
 
 
 def _digest(filename: str, script: str) -> bytes:
@@ -59,7 +63,7 @@ def cache_file(directory: Path, packages: Iterable[str]) -> Path | None:
             return None
         parts.append(f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}")
     key = hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
-    return directory / f"{_FILE_PREFIX}{key}.marshal"
+    return directory / f"{FILE_PREFIX}{key}.marshal"
 
 
 def load_private(path: Path) -> object | None:
@@ -144,8 +148,8 @@ def attrs_code_cache(directory: Path | None, packages: Iterable[str]) -> Iterato
     finally:
         setattr(make, _HOOK, original)
         if stats["misses"] > stats["hits"] // 20:  # not for the few scripts that differ at every start
-            if write_cache(path, used, _FILE_PREFIX):
-                for old in path.parent.glob(f"{_FILE_PREFIX}*.marshal"):
+            if write_cache(path, used, FILE_PREFIX):
+                for old in path.parent.glob(f"{FILE_PREFIX}*.marshal"):
                     if old != path:
                         with contextlib.suppress(OSError):
                             old.unlink()
@@ -183,4 +187,7 @@ def defer_package_init(name: str) -> bool:
     return True
 
 
-__all__ = ["attrs_code_cache", "cache_file", "defer_package_init", "load_private", "read_cache", "write_cache"]
+__all__ = [
+    "FILE_PREFIX",
+    "HYPERSCAN_PREFIX",
+    "attrs_code_cache", "cache_file", "defer_package_init", "load_private", "read_cache", "write_cache"]

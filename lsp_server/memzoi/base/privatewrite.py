@@ -40,8 +40,8 @@ def temp_path(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}{_SUFFIX}")
 
 
-def _parse(name: str, family: str) -> tuple[int, bool] | None:
-    """``(pid, locked)`` of a temporary name of a target whose name starts with ``family``: ``locked`` for
+def _parse(name: str, family: str | tuple[str, ...]) -> tuple[int, bool] | None:
+    """``(pid, locked)`` of a temporary name of a target whose name starts with ``family`` (or one of them): ``locked`` for
     :func:`temp_path`'s names (their writer locks them), not for the names earlier versions used
     (``[.]<target>.<pid>.tmp``); ``None`` for any other name."""
     if not name.endswith(_SUFFIX):
@@ -102,9 +102,9 @@ def _stale(path: str, pid: int, locked: bool, now_ns: int) -> bool:
         os.close(fd)  # the lock goes with it
 
 
-def sweep_temps(directory: Path, family: str) -> list[str]:
+def sweep_temps(directory: Path, family: str | tuple[str, ...]) -> list[str]:
     """Remove from ``directory`` the temporary files (:func:`temp_path`'s, and earlier versions') of targets whose
-    name starts with ``family`` that no live writer holds (module docstring). Returns the names removed. Never
+    name starts with ``family`` (or one of a tuple of them) that no live writer holds (module docstring). Returns the names removed. Never
     raises: a name that cannot be judged or removed stays."""
     removed: list[str] = []
     try:

@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-_FILE_PREFIX = "regex-code-"
+#: The cache files' name prefix (their temporary files' family, :mod:`memzoi.base.privatewrite`).
+FILE_PREFIX = "regex-code-"
 #: ``(flags, code, groups - 1, groupindex, indexgroup)`` as ``_sre.compile`` takes them after the pattern.
 Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
 
@@ -37,7 +38,7 @@ def cache_file(directory: Path) -> Path | None:
     if magic is None:
         return None
     key = hashlib.blake2b(f"{sys.version}\n{sys.implementation.name}\n{magic}".encode(), digest_size=10).hexdigest()
-    return directory / f"{_FILE_PREFIX}{key}.marshal"
+    return directory / f"{FILE_PREFIX}{key}.marshal"
 
 
 def _key(pattern: str | bytes, flags: int) -> bytes:
@@ -138,7 +139,7 @@ def regex_code_cache(directory: Path | None) -> Iterator[dict[str, int]]:
         if stats["misses"] * 20 > stats["hits"] + stats["misses"]:
             from .codecache import write_cache  # noqa: PLC0415 lazy: start-up
 
-            write_cache(path, used, _FILE_PREFIX)
+            write_cache(path, used, FILE_PREFIX)
 
 
-__all__ = ["Entry", "cache_file", "read_cache", "regex_code_cache"]
+__all__ = ["FILE_PREFIX", "Entry", "cache_file", "read_cache", "regex_code_cache"]

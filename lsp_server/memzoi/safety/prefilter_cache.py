@@ -22,7 +22,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-_FILE_PREFIX = "hyperscan-db-"
+from ..base.codecache import HYPERSCAN_PREFIX
+
+#: The cache files' name prefix (their temporary files' family, :mod:`memzoi.base.privatewrite`).
+FILE_PREFIX = HYPERSCAN_PREFIX
 
 
 def cache_file(directory: Path, hs: Any) -> Path:
@@ -30,7 +33,7 @@ def cache_file(directory: Path, hs: Any) -> Path:
     where it is installed (hyperscan also refuses to load a database of another library version or platform)."""
     versions = f"{getattr(hs, '__version__', '?')}\n{getattr(hs, '__file__', '?')}"
     key = hashlib.blake2b(versions.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
-    return directory / f"{_FILE_PREFIX}{key}.marshal"
+    return directory / f"{FILE_PREFIX}{key}.marshal"
 
 
 def _checksum(blob: bytes) -> bytes:
@@ -111,7 +114,7 @@ class DatabaseCache:
             return False
         from ..base.codecache import write_cache  # noqa: PLC0415 lazy: start-up
 
-        return write_cache(self.path, self.used, _FILE_PREFIX)
+        return write_cache(self.path, self.used, FILE_PREFIX)
 
 
-__all__ = ["DatabaseCache", "cache_file", "read_cache"]
+__all__ = ["FILE_PREFIX", "DatabaseCache", "cache_file", "read_cache"]

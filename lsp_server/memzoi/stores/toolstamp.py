@@ -26,7 +26,7 @@ from .. import __version__
 from ..base import freshness
 
 #: The digest files' names after the home's prefix (one file per digested folder).
-_FAMILY = "toolstamp-"
+FAMILY = "toolstamp-"
 #: One file's kept digest as stored in the digest file: ``[size, mtime_ns, ino, ctime_ns, checked_ns, hex digest]``.
 _Item = list[int | str]
 
@@ -95,7 +95,7 @@ def _save(store: Path, items: dict[str, _Item]) -> None:
     except OSError:  # a read-only home: the digests are taken again next time
         return
     # a full disk leaves no temporary file; a killed writer's goes at the next write of any folder's digests
-    write_private(store, json.dumps(items, separators=(",", ":")).encode(), family=f"{HOME_FILE_PREFIX}{_FAMILY}")
+    write_private(store, json.dumps(items, separators=(",", ":")).encode(), family=f"{HOME_FILE_PREFIX}{FAMILY}")
 
 
 def source_digest(top: str, store: Path | None = None) -> str:
@@ -134,7 +134,7 @@ def _store(top: str) -> Path | None:
 
     try:
         key = blake3.blake3(top.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return memzoi_home() / f"{HOME_FILE_PREFIX}{_FAMILY}{key}.json"
+        return memzoi_home() / f"{HOME_FILE_PREFIX}{FAMILY}{key}.json"
     except (OSError, RuntimeError, ValueError):
         return None
 
@@ -178,4 +178,4 @@ def tool_stamp() -> str:
     return blake3.blake3("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-__all__ = ["folder_stamp", "source_digest", "tool_stamp"]
+__all__ = ["FAMILY", "folder_stamp", "source_digest", "tool_stamp"]
