@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from .lock import LockBusy, hold, lifecycle_lock
@@ -40,6 +39,8 @@ class OwnedFolder:
     (:func:`sweep`). :meth:`close` removes it. Raises ``OSError`` when the folder or its lock cannot be made."""
 
     def __init__(self, prefix: str, parent: Path | None = None) -> None:
+        import tempfile  # noqa: PLC0415 lazy: start-up (a server's start sweeps, and makes no folder)
+
         top = owned_root() if parent is None else parent
         try:
             with lifecycle_lock(top, runtime_dir=top):
