@@ -234,3 +234,33 @@ def test_each_cache_writer_removes_its_familys_dead_temporary_files(tmp_path: Pa
     for folder in (home, tmp_path / "answers", tmp_path / "codes"):
         assert not [n for n in os.listdir(folder) if n.endswith(".tmp")]
         assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in folder.iterdir())
+
+
+def test_a_writer_whose_lock_a_sweep_holds_for_a_moment_asks_again(tmp_path: Path, monkeypatch):
+    import fcntl
+
+    from memzoi.base import lock
+
+    real, asked = lock.try_lock, []
+
+    def busy_once(fd: int) -> bool:
+        asked.append(fd)
+        return len(asked) > 1 and real(fd)  # the first ask meets a sweep holding the lock
+
+    monkeypatch.setattr(lock, "try_lock", busy_once)
+    replace, held = os.replace, []
+
+    def check_then_replace(src, dst):
+        probe = os.open(src, os.O_RDONLY)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(False)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(probe)
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", check_then_replace)
+    assert write_private(tmp_path / "fam-a.json", b"data")
+    assert len(asked) == 2 and held == [True]  # locked at the rename, so no sweep could take it

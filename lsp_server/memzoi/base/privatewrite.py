@@ -32,6 +32,9 @@ GRACE_NS = 10 * 10**9
 #: A temporary file not locked by a live writer and last written this long ago (ns) goes whatever its pid says.
 STALE_NS = 3600 * 10**9
 _SUFFIX = ".tmp"
+#: How long a writer asks for its temporary file's lock while a sweep holds it (seconds; a sweep holds it for the
+#: few system calls of its judgement).
+LOCK_WAIT_S = 1.0
 
 
 def temp_path(target: Path) -> Path:
@@ -104,8 +107,8 @@ def _stale(path: str, pid: int, locked: bool, now_ns: int) -> bool:
 
 def sweep_temps(directory: Path, family: str | tuple[str, ...]) -> list[str]:
     """Remove from ``directory`` the temporary files (:func:`temp_path`'s, and earlier versions') of targets whose
-    name starts with ``family`` (or one of a tuple of them) that no live writer holds (module docstring). Returns the names removed. Never
-    raises: a name that cannot be judged or removed stays."""
+    name starts with ``family`` (or one of a tuple of them) that no live writer holds (module docstring). Returns
+    the names removed. Never raises: a name that cannot be judged or removed stays."""
     removed: list[str] = []
     try:
         with os.scandir(directory) as it:
@@ -123,27 +126,39 @@ def sweep_temps(directory: Path, family: str | tuple[str, ...]) -> list[str]:
     return removed
 
 
+def _lock(fd: int) -> None:
+    """Take the lock of the new temporary file ``fd``: a sweep judging it holds it for a moment, so it is asked
+    again (for at most :data:`LOCK_WAIT_S`); where the file system cannot lock, the pid in the name speaks for the
+    writer."""
+    from .lock import try_lock  # noqa: PLC0415 lazy: start-up
+
+    deadline = time.monotonic() + LOCK_WAIT_S
+    try:
+        while not try_lock(fd) and time.monotonic() < deadline:
+            time.sleep(0.001)
+    except OSError:
+        pass
+
+
 def write_private(path: Path, data: bytes, *, family: str | None = None) -> bool:
     """Replace or create ``path`` with ``data`` atomically, as a private file (mode 0600), after removing the
     temporary files dead writers of the same ``family`` of caches left there (:func:`sweep_temps`; default: those
     of ``path`` itself). The target is never followed if a symbolic link (it is replaced). Returns whether it was
     written; a failure (a full or read-only disk) leaves the old file, no temporary file, and raises nothing."""
     sweep_temps(path.parent, path.name if family is None else family)
-    from .lock import try_lock  # noqa: PLC0415 lazy: start-up
-
     tmp = temp_path(path)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except OSError:
         return False
     try:
-        try:
-            try_lock(fd)  # held until after the rename: a sweep never takes a live writer's file
-        except OSError:
-            pass  # a file system without locks: the pid in the name speaks for the writer
+        _lock(fd)  # held until after the rename: a sweep never takes a live writer's file
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        if sys.platform == "win32":  # a file open there cannot be renamed: closed first, unlocked
+            os.close(fd)
+            fd = -1
         os.replace(tmp, path)
         return True
     except OSError:
@@ -153,7 +168,8 @@ def write_private(path: Path, data: bytes, *, family: str | None = None) -> bool
             pass
         return False
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
 
 
 __all__ = ["GRACE_NS", "STALE_NS", "sweep_temps", "temp_path", "write_private"]
