@@ -190,4 +190,10 @@ def defer_package_init(name: str) -> bool:
 __all__ = [
     "FILE_PREFIX",
     "HYPERSCAN_PREFIX",
-    "attrs_code_cache", "cache_file", "defer_package_init", "load_private", "read_cache", "write_cache"]
+    "attrs_code_cache",
+    "cache_file",
+    "defer_package_init",
+    "load_private",
+    "read_cache",
+    "write_cache",
+]
