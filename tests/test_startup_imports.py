@@ -288,6 +288,28 @@ LSP_AFTER_FIRST_DIAGNOSTICS = (
 )
 
 
+#: Runs the language server (``-c``, then its arguments) noting ``sys.modules`` in the file named by ``argv[1]`` as the
+#: first frame holding a ``publishDiagnostics`` is written, before it is written: what the server had loaded (or was
+#: loading, on any thread) when it published, however late the client reads it. Read after the publication, an
+#: ``-X importtime`` log also holds what the work started after it loaded meanwhile (failed under load).
+_NOTE_AT_FIRST_PUBLISH = (
+    "import json, sys\n"
+    "from memzoi_lsp import output\n"
+    "_send, _note = output.GatheredWriter._send, sys.argv.pop(1)\n"
+    "def _noting(self):\n"
+    "    global _note\n"
+    "    if _note and any(b'textDocument/publishDiagnostics' in frame for frame in self._pending):\n"
+    "        with open(_note + '.part', 'w') as f:\n"
+    "            json.dump(sorted(sys.modules), f)\n"
+    "        __import__('os').replace(_note + '.part', _note)\n"
+    "        _note = None\n"
+    "    _send(self)\n"
+    "output.GatheredWriter._send = _noting\n"
+    "from memzoi_lsp.__main__ import main\n"
+    "sys.exit(main())\n"
+)
+
+
 def test_the_opened_document_is_published_before_the_background_work_starts(tmp_path):
     ws = tmp_path / "ws"
     for i in range(30):
@@ -302,23 +324,24 @@ def test_the_opened_document_is_published_before_the_background_work_starts(tmp_
         subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True, stdin=subprocess.DEVNULL)
     home = tmp_path / "home"
     home.mkdir()
-    errlog = tmp_path / "stderr"
+    note = tmp_path / "modules-at-first-publish.json"
     uri = doc.resolve().as_uri()
-    with open(errlog, "wb") as err:
-        client = LspClient(ws, _env(home), cmd=[sys.executable, "-X", "importtime", "-m", "memzoi_lsp"], stderr=err)
-        try:
-            rid, _ = client.request("initialize", _init_params(ws))
-            client.response(rid, timeout=120)
-            client.notify("initialized", {})  # and the document at once, as editors restore their open files
-            opened = {"uri": uri, "languageId": "markdown", "version": 1, "text": doc.read_text(encoding="utf-8")}
-            client.notify("textDocument/didOpen", {"textDocument": opened})
-            first, _, _ = client.wait_for(_diags_for(uri, 1), timeout=120)
-            at_diagnostics = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
-            # The scan then runs: a record with a finding (an unknown lane) is published by it.
-            other = client.wait_for(_diags_for(bad.resolve().as_uri()), timeout=120)
-        finally:
-            client.close()
-    assert _heavy(sorted(at_diagnostics), LSP_AFTER_FIRST_DIAGNOSTICS) == []
+    client = LspClient(ws, _env(home), cmd=[sys.executable, "-c", _NOTE_AT_FIRST_PUBLISH, str(note)])
+    try:
+        rid, _ = client.request("initialize", _init_params(ws))
+        client.response(rid, timeout=120)
+        opened = {"uri": uri, "languageId": "markdown", "version": 1, "text": doc.read_text(encoding="utf-8")}
+        # In one write, as editors restore their open files: the document is on the server's input with
+        # `initialized`, not late by however long this process waited between two writes.
+        client.notify_together(("initialized", {}), ("textDocument/didOpen", {"textDocument": opened}))
+        first, _, _ = client.wait_for(_diags_for(uri, 1), timeout=120)
+        at_diagnostics = json.loads(note.read_text(encoding="utf-8"))  # written before the frame was
+        # The scan then runs: a record with a finding (an unknown lane) is published by it.
+        other = client.wait_for(_diags_for(bad.resolve().as_uri()), timeout=120)
+    finally:
+        client.close()
+    assert _heavy(at_diagnostics, LSP_AFTER_FIRST_DIAGNOSTICS) == []
+    assert "memzoi.judge.analysis" in at_diagnostics  # the note is of the publication: the document was analysed
     # The scan still runs after it (so the check above can fail), and the opened document came first.
     assert other[2]["params"]["diagnostics"] and other[0] > first
     before = [msg for _, msg in client.notifications[:first]]

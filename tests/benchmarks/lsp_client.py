@@ -68,9 +68,13 @@ class LspClient:
 
     # --- wire ------------------------------------------------------------------------------------------------
 
-    def _send(self, msg: dict) -> float:
-        body = json.dumps(msg, separators=(",", ":")).encode("utf-8")
-        data = b"Content-Length: %d\r\n\r\n" % len(body) + body
+    def _send(self, *msgs: dict) -> float:
+        """Write the frames of ``msgs`` in one write (the server finds them on its input together); returns the time
+        written."""
+        data = b""
+        for msg in msgs:
+            body = json.dumps(msg, separators=(",", ":")).encode("utf-8")
+            data += b"Content-Length: %d\r\n\r\n" % len(body) + body
         with self._write:
             t = time.perf_counter()
             self.proc.stdin.write(data)
@@ -149,6 +153,11 @@ class LspClient:
     def notify(self, method: str, params: Any) -> float:
         """Send a notification; returns the time it was written."""
         return self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def notify_together(self, *notifications: tuple[str, Any]) -> float:
+        """Send the notifications ``(method, params)`` in one write, as an editor sends ``initialized`` with the
+        documents it restores: none can reach the server later than the first. Returns the time written."""
+        return self._send(*({"jsonrpc": "2.0", "method": m, "params": p} for m, p in notifications))
 
     def wait_for(self, pred: Callable[[dict], bool], start: int = 0, timeout: float = 600) -> tuple[int, float, dict]:
         """Wait for a notification at index ``start`` or later that satisfies ``pred``; returns
