@@ -6,6 +6,7 @@ the database file names inside it are ours (``memzoi-lsp-*.db``), so Memzoi's ``
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import struct
@@ -182,10 +183,20 @@ def private_dir(directory: str | os.PathLike[str]) -> Path:
 def private_file(path: str | os.PathLike[str]) -> Path:
     """Make sure the runtime file ``path`` (a database or lock file) exists with mode 0600 and that its SQLite
     companions (``-wal``, ``-shm``, ``-journal``), when present, are 0600 too, so SQLite (which gives new
-    companions the database's mode) never creates a readable copy. Symlinks are refused (``OSError``)."""
+    companions the database's mode) never creates a readable copy. Symlinks and other files that are not regular
+    are refused (``OSError``).
+
+    A file that exists is never opened: closing any descriptor of a file ends every POSIX lock the process holds on
+    it (``fcntl``), SQLite's included. A database this process has open would then look unused to the others, and
+    another process closing it would take itself for the last user: it checkpoints and deletes the WAL this one is
+    still writing to (a store of two servers at once was left "malformed"; SQLite's "How To Corrupt" §2.2)."""
     p = Path(path)
-    fd = os.open(p, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
-    os.close(fd)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+        os.close(fd)  # a file made now: no lock of this process is on it yet
+    except FileExistsError:
+        if not stat.S_ISREG(os.lstat(p).st_mode):
+            raise OSError(errno.EEXIST, "not a regular file", str(p)) from None
     for q in (p, *(p.with_name(p.name + s) for s in DB_COMPANIONS)):
         _tighten(q, FILE_MODE)
     return p
