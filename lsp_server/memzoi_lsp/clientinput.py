@@ -1,5 +1,6 @@
 """What the stdio transport knows of the client's input: whether every message the client has sent so far was
-handled (nothing parsed and waiting, nothing queued or being read, no byte readable on stdin). The server defers
+handled (nothing parsed and waiting, no part of a frame received, nothing queued or being read, no byte readable
+on stdin). The server defers
 the work its first diagnostics do not need (the workspace scan, the watchers, the inbox watch) until then
 (:meth:`memzoi_lsp.server.MemzoiServer.start_features`), so the documents the client opened with ``initialized``
 are analysed and published first (issue 29, first diagnostics). :func:`memzoi_lsp.transport.serve` keeps it current.
@@ -32,6 +33,9 @@ class Input:
         self.fd: int | None = None
         self.backlog = 0  # frames parsed and not yet handled
         self.reading = False
+        #: the parser holds part of a frame (a header, or a body not all read): a message is on its way. Clients
+        #: may write a frame's header and body apart (two writes), and a large body arrives in several reads.
+        self.partial = False
         self.handled = 0  # messages handled so far
         self._waiting: list[tuple[int, Callable[[], None]]] = []
 
@@ -39,7 +43,7 @@ class Input:
         """True when no message of the client waits to be handled (see the class docstring)."""
         if self.queue is None:
             return True
-        if self.backlog or self.reading or not self.queue.empty():
+        if self.backlog or self.reading or self.partial or not self.queue.empty():
             return False
         return not _readable(self.fd)
 

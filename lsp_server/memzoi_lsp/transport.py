@@ -16,8 +16,8 @@ frame. This module replaces only that loop; messages still go to pygls's ``struc
   that is not JSON, and each broken frame, with a ``-32700`` parse error (id ``null``), logging why. When no frame start turns up within
   :data:`MAX_CONTENT_LENGTH` bytes of garbage, resynchronising is hopeless: it logs why and returns the reason,
   and the server exits non-zero so the editor restarts it.
-* :func:`serve` keeps a :class:`~memzoi_lsp.clientinput.Input` current (what is parsed, queued, being read), so
-  the server can tell when every message the client sent so far was handled.
+* :func:`serve` keeps a :class:`~memzoi_lsp.clientinput.Input` current (what is parsed, partly received, queued,
+  being read), so the server can tell when every message the client sent so far was handled.
 """
 
 from __future__ import annotations
@@ -64,6 +64,11 @@ class FrameParser:
         self.length: int | None = None  # the current frame's body length, once its header was read
         self.skipping = 0  # bytes skipped since the last frame start (0 when not skipping)
         self._scanned = 0  # how far the current body was searched for a frame start
+
+    @property
+    def partial(self) -> bool:
+        """True while part of a frame is held (a header, or a body not all read); skipped garbage is not."""
+        return self.length is not None or (not self.skipping and bool(self.buf.strip(b"\r\n")))
 
     @property
     def hopeless(self) -> bool:
@@ -344,7 +349,7 @@ async def serve(
     parser = early.parser if early is not None else FrameParser()
     if early is not None:
         _follow_initialize(protocol, early)
-        await _handle_all(protocol, early.items, state)
+        await _handle_all(protocol, early.items, state, parser)
         if early.eof:
             return None
         if early.settled is not None:
@@ -357,7 +362,7 @@ async def serve(
         data = await queue.get()
         if not data:
             return None
-        await _handle_all(protocol, parser.feed(data), state)
+        await _handle_all(protocol, parser.feed(data), state, parser)
         if parser.hopeless:
             reason = f"no frame start in over {parser.cap} bytes from the client; exiting so the editor restarts"
             log.error("%s", reason)
@@ -365,11 +370,11 @@ async def serve(
     return None
 
 
-async def _handle_all(protocol: Any, items: list[bytes | Broken], state: Input) -> None:
-    """Hand ``items`` to ``protocol`` in order, keeping ``state`` current."""
+async def _handle_all(protocol: Any, items: list[bytes | Broken], state: Input, parser: FrameParser) -> None:
+    """Hand ``items`` (what ``parser`` gave) to ``protocol`` in order, keeping ``state`` current."""
     import asyncio  # noqa: PLC0415 lazy: start-up - see serve
 
-    state.backlog = len(items)
+    state.backlog, state.partial = len(items), parser.partial
     for item in items:
         state.backlog -= 1
         if _handle(protocol, item):

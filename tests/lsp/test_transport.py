@@ -9,6 +9,7 @@ import os
 import queue
 import subprocess
 import threading
+import types
 from pathlib import Path
 
 import pytest
@@ -399,3 +400,60 @@ def test_the_readers_mark_ends_on_the_loop_in_the_step_that_queues_the_bytes():
         return state.reading, q.get_nowait()
 
     assert asyncio.run(run()) == (False, b"frame")
+
+
+class _Recorder:
+    """A protocol for :func:`serve` alone: each message's method, with whether the input counted as drained as the
+    message was handled (what the deferred start-up work would have been told)."""
+
+    def __init__(self, state: Input) -> None:
+        self.state = state
+        self.seen: list[tuple[str, bool]] = []
+        self.changed = asyncio.Event()
+
+    def structure_message(self, data: dict) -> object:
+        return types.SimpleNamespace(**data)
+
+    def handle_message(self, message: object) -> None:
+        self.seen.append((message.method, self.state.drained()))  # type: ignore[attr-defined]
+        self.changed.set()
+
+
+@pytest.mark.parametrize("cut", ["after_the_header", "in_the_body", "in_the_header"])
+async def test_a_message_partly_received_is_input_still_to_handle(cut: str):
+    # A client may write a frame's header and its body apart, and a large document arrives in several reads: with
+    # part of `didOpen` received and nothing more readable yet, the work deferred until the input is drained must
+    # still wait (it ran before the document was published).
+    from memzoi_lsp.transport import serve
+
+    opened = frame_bytes(body({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"text": "x" * 100}}))
+    at = {"after_the_header": opened.index(b"\r\n\r\n") + 4, "in_the_body": len(opened) - 50, "in_the_header": 9}[cut]
+    read_end, write_end = os.pipe()
+    os.write(write_end, frame_bytes(body({"jsonrpc": "2.0", "method": "initialized", "params": {}})) + opened[:at])
+    state = Input()
+    proto = _Recorder(state)
+    with os.fdopen(read_end, "rb", buffering=0) as stdin:
+        served = asyncio.ensure_future(serve(threading.Event(), stdin, proto, None, state))
+        try:
+            await asyncio.wait_for(proto.changed.wait(), TIMEOUT)
+            proto.changed.clear()
+            os.write(write_end, opened[at:])  # the rest of the frame
+            await asyncio.wait_for(proto.changed.wait(), TIMEOUT)
+        finally:
+            os.close(write_end)  # the end of the input: serve returns
+            await asyncio.wait_for(served, TIMEOUT)
+    assert proto.seen == [("initialized", False), ("textDocument/didOpen", True)]
+
+
+def test_the_parser_tells_part_of_a_frame_from_line_breaks_and_skipped_garbage():
+    parser = FrameParser()
+    assert not parser.partial
+    parser.feed(b"\r\n")  # line breaks between frames are no message
+    assert not parser.partial
+    parser.feed(b"Content-Len")
+    assert parser.partial
+    parser.feed(b"gth: 2\r\n\r\n{")
+    assert parser.partial
+    assert parser.feed(b"}") == [b"{}"] and not parser.partial
+    parser.feed(b"garbage\r\n\r\nmore garbage")  # skipped until the next frame start: no message on its way
+    assert parser.skipping and not parser.partial
