@@ -5,16 +5,20 @@ and the runtime files are made private without being opened once they exist."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from memzoi.base.runtime import STORE_DB, private_file
+from memzoi.ledger.store import Ledger
+from memzoi.resident import candidates
 from memzoi.stores import store
 from memzoi.stores.store import STORE_VERSION
 
@@ -63,31 +67,48 @@ def test_twenty_processes_open_a_fresh_store_at_once(tmp_path, round_):
         assert conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
 
 
-_ROW = "INSERT INTO reports VALUES (?, 1, x'00', x'00', x'00')"
-#: Another process: opens the store as SQLite alone does, writes a row and closes it.
-_OTHER = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute(sys.argv[2], ('b',))\nc.close()\n"
+#: Another process: opens the database as SQLite alone does, writes a row and closes it.
+_OTHER = (
+    "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+    "c.execute(\"INSERT INTO probe VALUES ('b')\")\nc.close()\n"
+)
 
 
+def _store(path: Path) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+    conn = store.connect(path)
+    assert conn is not None
+    return contextlib.closing(conn)
+
+
+#: How each of the runtime plane's databases is opened (each made sure its file existed with private_file).
+OPENERS: dict[str, Callable[[Path], contextlib.AbstractContextManager[sqlite3.Connection]]] = {
+    "store": _store,
+    "ledger": lambda path: Ledger(path).connect(),
+    "resident": lambda path: candidates.connect(path),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(OPENERS))
 @pytest.mark.parametrize("opened", [1, 2])
-def test_another_process_closing_the_store_leaves_the_wal_of_one_still_using_it(tmp_path, opened):
+def test_another_process_closing_a_database_leaves_the_wal_of_one_still_using_it(tmp_path, kind, opened):
     # Each opening made sure the file existed by opening and closing it, which ended every POSIX lock SQLite held
     # on it for the process: the other process, closing, took itself for the last user and deleted the WAL still in
     # use here (two language servers started at once left their store "malformed", its publish set never replayed).
-    db = tmp_path / "rt" / STORE_DB
-    conns = [store.connect(db) for _ in range(opened)]  # a second one: a scan's beside the index's
-    first = conns[0]
-    assert first is not None and all(c is not None for c in conns)
-    first.execute(_ROW, ("a",))
+    db = tmp_path / "rt" / "probe.db"
+    db.parent.mkdir()
     wal = db.with_name(db.name + "-wal")
-    assert wal.exists()
-    subprocess.run([sys.executable, "-c", _OTHER, str(db), _ROW], check=True, timeout=60)
-    assert wal.exists(), "the other process deleted the WAL of a store this one has open"
-    first.execute(_ROW, ("c",))
-    for conn in conns:
-        conn.close()
-    with sqlite3.connect(db) as conn:
+    with contextlib.ExitStack() as stack:
+        conns = [stack.enter_context(OPENERS[kind](db)) for _ in range(opened)]  # a second: a scan's beside the index's
+        first = conns[0]
+        first.execute("CREATE TABLE probe (k TEXT)")
+        first.execute("INSERT INTO probe VALUES ('a')")
+        assert wal.exists()
+        subprocess.run([sys.executable, "-c", _OTHER, str(db)], check=True, timeout=60)
+        assert wal.exists(), "the other process deleted the WAL of a database this one has open"
+        first.execute("INSERT INTO probe VALUES ('c')")
+    with contextlib.closing(sqlite3.connect(db)) as conn:
         assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-        assert [k for (k,) in conn.execute("SELECT key FROM reports ORDER BY key")] == ["a", "b", "c"]
+        assert [k for (k,) in conn.execute("SELECT k FROM probe ORDER BY k")] == ["a", "b", "c"]
 
 
 def test_a_private_runtime_file_is_made_0600_and_an_existing_one_is_never_opened(tmp_path, monkeypatch):
