@@ -195,8 +195,9 @@ def private_file(path: str | os.PathLike[str]) -> Path:
         fd = os.open(p, os.O_RDONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
         os.close(fd)  # a file made now: no lock of this process is on it yet
     except FileExistsError:
-        if not stat.S_ISREG(os.lstat(p).st_mode):
-            raise OSError(errno.EEXIST, "not a regular file", str(p)) from None
+        mode = os.lstat(p).st_mode
+        if not stat.S_ISREG(mode):  # a symlink is refused as O_NOFOLLOW refuses it
+            raise OSError(errno.ELOOP if stat.S_ISLNK(mode) else errno.EEXIST, "not a regular file", str(p)) from None
     for q in (p, *(p.with_name(p.name + s) for s in DB_COMPANIONS)):
         _tighten(q, FILE_MODE)
     return p
