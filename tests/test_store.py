@@ -85,6 +85,54 @@ def test_a_store_of_another_version_is_made_anew_and_never_served(repo, capsys):
     assert code == 0 and len(json.loads(out)["records"]) == 2
 
 
+def _damage_table(db: Path, table: str) -> None:
+    """Overwrite the root page of ``table`` in ``db`` with noise (a page lost with a WAL that another process
+    deleted under a writer reads so), the file's header and schema left whole."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    assert root > 1
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * page)
+        f.write(blake3.blake3(b"noise").digest(length=page))
+
+
+@pytest.mark.parametrize("first", ["search", "check"])
+def test_a_damaged_store_of_an_earlier_generation_is_made_anew_by_whoever_opens_it(repo, capsys, first):
+    """A store written before the runtime plane kept SQLite's locks may be damaged (STORE_GENERATION): the first
+    opening after the upgrade, by the index (``memzoi search``) or by the verdict cache (``memzoi check``), finds it
+    damaged, removes it and makes it anew; nothing is served from it and both commands answer as on a sound one."""
+    from memzoi.stores.store import STORE_GENERATION
+
+    base = run(capsys, "check", ".memzoi", "--format", "json", "--no-cache")
+    run(capsys, "check", ".memzoi", "--format", "json")
+    run(capsys, "search", "Body", "--json")
+    db = store()
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA user_version={STORE_VERSION - 10_000_000}")  # the earlier generation's
+    assert STORE_VERSION // 10_000_000 == STORE_GENERATION
+    _damage_table(db, "records" if first == "search" else "entries")
+    assert not _sound(db)
+    if first == "search":
+        code, out = run(capsys, "search", "Body", "--json")
+        assert code == 0 and len(json.loads(out)["records"]) == 2
+    assert run(capsys, "check", ".memzoi", "--format", "json") == base
+    with sqlite3.connect(store()) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
+    assert _sound(store())
+    code, out = run(capsys, "search", "Body", "--json")
+    assert code == 0 and len(json.loads(out)["records"]) == 2
+
+
+def _sound(db: Path) -> bool:
+    try:
+        with sqlite3.connect(db) as conn:
+            return bool(conn.execute("PRAGMA quick_check").fetchone()[0] == "ok")
+    except sqlite3.DatabaseError:
+        return False
+
+
 def test_rebuild_drops_the_whole_store_and_refills_it(repo, capsys, monkeypatch):
     """``memzoi rebuild`` drops every table and fills the entries and the search rows from one analysis of each
     file: the next check analyses nothing and prints what ``--no-cache`` prints."""

@@ -35,7 +35,7 @@ from .index_build import REBUILD_CACHE_KIB, Progress, RebuildResult, Staging, an
 from .index_queries import Drift, IndexQueries, SearchHit
 from .index_schema import _SCHEMA, GEN_KEY, SCHEMA_VERSION, _opening, _split_sql, _Tx, generation, row_checksum
 from .index_text import TO_FILL, fill_beside, fill_text, text_to_fill
-from .store import STORE_VERSION, EntryRows, ensure_schema, forget_old_databases, store_path, write_rows
+from .store import STORE_VERSION, EntryRows, ensure_schema, forget_old_databases, heal, store_path, write_rows
 
 if TYPE_CHECKING:
     from ..base.freshness import Stat
@@ -96,19 +96,30 @@ class Index(IndexQueries):
         self._judged: tuple[str | None, bool] | None = None  # the last refresh's (Plan.gen, re-indexed any)
         self._wrote: tuple[str | None, str | None] | None = None  # files generation around the last update_paths
         try:
-            private_dir(self.path.parent)
-            private_file(self.path)
-            self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
-            self.db.row_factory = sqlite3.Row
-            self.db.create_function("row_checksum", -1, row_checksum, deterministic=True)  # index_schema.checksum_sql
             try:
-                self.schema_problem = _opening(self.db, self._check_schema)
-            except sqlite3.Error:  # a full disk while creating the schema, a damaged file
-                self.db.close()
+                self._connect()
+            except sqlite3.OperationalError:  # locked, read-only, a full disk: not the file's fault
                 raise
+            except sqlite3.DatabaseError:  # not a database, malformed: removed when damaged, and made anew
+                if not heal(self.path):
+                    raise
+                self._connect()
         except (OSError, sqlite3.Error) as err:
             state = runtime_error(err, self.path, "index")
             raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
+
+    def _connect(self) -> None:
+        """Open :attr:`path` and give it the current layout. Raises ``OSError`` or ``sqlite3.Error``."""
+        private_dir(self.path.parent)
+        private_file(self.path)
+        self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.create_function("row_checksum", -1, row_checksum, deterministic=True)  # index_schema.checksum_sql
+        try:
+            self.schema_problem = _opening(self.db, self._check_schema)
+        except sqlite3.Error:  # a full disk while creating the schema, a damaged file
+            self.db.close()
+            raise
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 

@@ -44,8 +44,12 @@ PAYLOAD_FORMAT = 2
 CACHE_FORMAT = 2 + 100 * PAYLOAD_FORMAT
 #: Version of the ``reports`` layout (:mod:`memzoi.stores.replay`; 2: the inputs are stored compressed).
 REPORT_FORMAT = 2
+#: The store's own generation (2: a store written by an earlier build may be damaged, since its runtime plane closed
+#: a descriptor of the open database and so ended SQLite's locks, letting another process delete the WAL in use:
+#: :func:`memzoi.base.runtime.private_file`; such a store is made anew once, and a damaged one is removed first).
+STORE_GENERATION = 2
 #: ``PRAGMA user_version`` of a current store: any table's layout changes it.
-STORE_VERSION = 10_000_000 + SCHEMA_VERSION * 100_000 + CACHE_FORMAT * 10 + REPORT_FORMAT
+STORE_VERSION = STORE_GENERATION * 10_000_000 + SCHEMA_VERSION * 100_000 + CACHE_FORMAT * 10 + REPORT_FORMAT
 
 ENTRIES_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, "
@@ -105,18 +109,33 @@ def _current(conn: sqlite3.Connection) -> bool:
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Give the store ``conn`` (autocommit, ``isolation_level=None``) the current layout: nothing to do when its
     version is :data:`STORE_VERSION` and it has every table of :data:`TABLES`; otherwise, under
-    ``BEGIN IMMEDIATE`` and checked again there, drop every table and trigger and create the current ones. Raises
+    ``BEGIN IMMEDIATE`` and checked again there, drop every table and trigger and create the current ones. A store
+    of an earlier :data:`STORE_GENERATION` is checked first (``PRAGMA quick_check``, once): a damaged one raises
+    ``sqlite3.DatabaseError``, which :func:`connect` and the index answer with :func:`heal`. Raises
     ``sqlite3.Error``."""
     if _current(conn):
         return
     with _Tx(conn):
         if not _current(conn):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if 0 < version < STORE_GENERATION * 10_000_000 and conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError(
+                    f"{_db_name(conn)}: database disk image is malformed"
+                )  # see STORE_GENERATION
             _drop_all(conn)
             for stmt in _split_sql(schema_script()):
                 conn.execute(stmt)
             conn.execute(ENTRIES_SCHEMA)
             conn.execute(REPORTS_SCHEMA)
             conn.execute(f"PRAGMA user_version={STORE_VERSION}")
+
+
+def _db_name(conn: sqlite3.Connection) -> str:
+    """The file name of the main database of ``conn`` (``""`` when it has none or cannot say)."""
+    try:
+        return os.path.basename(str(conn.execute("PRAGMA database_list").fetchone()[2] or ""))
+    except (sqlite3.Error, TypeError, IndexError):
+        return ""
 
 
 def remove_database(db: Path) -> None:
@@ -168,16 +187,28 @@ def connect(db: Path) -> sqlite3.Connection | None:
             return None
     except OSError:
         return None
-    # Not a database (sqlite3.DatabaseError proper), as this connection saw it. Another process may be using the
-    # file right now, and deleting a database another connection holds loses its writes (SQLite removes the `-wal`
-    # by path when that connection closes), so the file is removed only when a fresh look confirms it is damaged.
-    if not _damaged(db):
+    if not heal(db):
         return None
     try:
-        remove_database(db)
         return _open(db)
     except (OSError, sqlite3.Error):
         return None
+
+
+def heal(db: Path) -> bool:
+    """After an opening of the store ``db`` failed with ``sqlite3.DatabaseError`` proper (not a database, malformed:
+    not an ``OperationalError`` such as a lock), remove it when a fresh look confirms it is damaged (:func:`_damaged`),
+    so that the next opening makes it anew: everything in it is derived from the git plane. Returns whether it was
+    removed. Another process may be using the file right now, and deleting a database another connection holds loses
+    its writes (SQLite removes the ``-wal`` by path when that connection closes), hence the fresh look. Never
+    raises."""
+    if not _damaged(db):
+        return False
+    try:
+        remove_database(db)
+    except OSError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,11 +335,13 @@ __all__ = [
     "Entry",
     "OLD_DATABASES",
     "PAYLOAD_FORMAT",
+    "STORE_GENERATION",
     "STORE_VERSION",
     "connect",
     "ensure_schema",
     "entry_sum",
     "forget_old_databases",
+    "heal",
     "EntryRows",
     "entry_row",
     "made_entries",
