@@ -17,7 +17,7 @@ from memzoi.base import answercache, codecache, regexcache
 from memzoi.base.ownedfolder import OWNED, OWNER_LOCK, OwnedFolder
 from memzoi.base.privatewrite import temp_path
 from memzoi.base.runtime import HOME_FILE_PREFIX
-from memzoi.runs import coldstart, leftovers
+from memzoi.runs import leftovers
 from memzoi.safety import prefilter_cache
 from memzoi.stores import toolstamp
 
@@ -76,10 +76,8 @@ def test_a_start_sweeps_once_per_process_and_costs_a_stat_without_a_home(tmp_pat
     calls: list[int] = []
     monkeypatch.setattr(leftovers, "sweep", lambda: calls.append(1) or [])
     leftovers.sweep_once.cache_clear()
-    few = tmp_path / "few"
-    (few / ".memzoi").mkdir(parents=True)
-    assert not coldstart.prestart(few, few / ".memzoi")
-    assert not coldstart.prestart(few, few / ".memzoi")
+    leftovers.sweep_once()
+    leftovers.sweep_once()
     assert calls == [1]
     leftovers.sweep_once.cache_clear()
     monkeypatch.undo()

@@ -277,9 +277,10 @@ def test_the_language_server_sends_a_kept_initialize_answer_before_any_heavy_imp
 
 #: What the language server's first diagnostics of an opened document do not need, so it starts only after they are
 #: published (the workspace scan and its verdict cache, the watchers, the inbox watch's resident store, the
-#: ledger's index hook): issue 29, first diagnostics.
+#: ledger's index hook, the sweep of what killed processes left): issue 29, first diagnostics.
 LSP_AFTER_FIRST_DIAGNOSTICS = (
     "watchfiles",
+    "memzoi.runs.leftovers",
     "memzoi.runs.scanverdicts",
     "memzoi.stores.verdictcache",
     "memzoi.resident.candidates",

@@ -15,6 +15,7 @@ are :class:`InputFollow`'s, which the scan feature holds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
 from datetime import datetime
@@ -51,8 +52,13 @@ class InputFollow:
             self._tasks.spawn(self._follow(project))
 
     async def _follow(self, project: Project) -> None:
+        from memzoi.runs.leftovers import sweep_once  # noqa: PLC0415 lazy: start-up
+
         ls = self._ls
         loop = asyncio.get_running_loop()
+        # what killed processes left in the memzoi home goes, once per process: after the first scan, off its path
+        with contextlib.suppress(RuntimeError):  # the executor is shut down: the server is stopping
+            await loop.run_in_executor(ls.scan_executor, sweep_once)
         while not ls.stopping:
             await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
             if ls.stopping or ls.projects.get(project.root) is not project:

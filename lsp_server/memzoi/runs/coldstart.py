@@ -90,14 +90,9 @@ def prefork(roots: Iterable[str | os.PathLike[str]]) -> bool:
 
 def prestart(project_root: str | os.PathLike[str], memzoi_dir: str | os.PathLike[str]) -> bool:
     """Start the workers' fork server now when the project at ``project_root`` (its ``.memzoi``: ``memzoi_dir``) is
-    :func:`likely_cold`; returns whether it was started. Then, once per process, what killed processes left in the
-    memzoi home goes (:func:`memzoi.runs.leftovers.sweep_once`). Run it off the caller's event loop (it may ask git
-    for the project's keys). Never raises."""
-    from .leftovers import sweep_once  # noqa: PLC0415 lazy: start-up
-
-    started = likely_cold(project_root, memzoi_dir) and start_workers()
-    sweep_once()
-    return started
+    :func:`likely_cold`; returns whether it was started. Run it off the caller's event loop (it may ask git for the
+    project's keys). Never raises."""
+    return likely_cold(project_root, memzoi_dir) and start_workers()
 
 
 __all__ = ["PARALLEL_THRESHOLD", "WORKER_MODULE", "likely_cold", "many_files", "prefork", "prestart", "start_workers"]

@@ -3,8 +3,8 @@
 A process killed with SIGKILL (an editor ending its language server) runs no clean-up: it can leave the socket
 folder of its workers' fork server (:mod:`memzoi.base.forktemp`) and the temporary file of a cache it was writing
 (:mod:`memzoi.base.privatewrite`). The next write of the same cache, or the next fork server, removes them; a
-project that is neither (a warm start writes no cache) would keep them until then, so :func:`sweep` removes them as
-the project is registered (:func:`memzoi.runs.coldstart.prestart`, on the scan thread). It lists the memzoi home,
+project that is neither (a warm start writes no cache) would keep them until then, so :func:`sweep` removes them once
+a language server's first scan is over (on its scan thread, off the path to its first diagnostics and its scan). It lists the memzoi home,
 its ``cache`` folder and the owned folders (a ``stat`` for each that is absent), and removes only what it can
 prove is a dead process's: an owned folder whose lock is free, a temporary file of one of memzoi's caches that no
 live writer holds. Never another program's file, never a live process's.
