@@ -35,7 +35,7 @@ from .index_build import REBUILD_CACHE_KIB, Progress, RebuildResult, Staging, an
 from .index_queries import Drift, IndexQueries, SearchHit
 from .index_schema import _SCHEMA, GEN_KEY, SCHEMA_VERSION, _opening, _split_sql, _Tx, generation, row_checksum
 from .index_text import TO_FILL, fill_beside, fill_text, text_to_fill
-from .store import STORE_VERSION, EntryRows, ensure_schema, forget_old_databases, heal, store_path, write_rows
+from .store import STORE_VERSION, EntryRows, ensure_schema, forget_old_databases, store_path, write_rows
 
 if TYPE_CHECKING:
     from ..base.freshness import Stat
@@ -96,14 +96,7 @@ class Index(IndexQueries):
         self._judged: tuple[str | None, bool] | None = None  # the last refresh's (Plan.gen, re-indexed any)
         self._wrote: tuple[str | None, str | None] | None = None  # files generation around the last update_paths
         try:
-            try:
-                self._connect()
-            except sqlite3.OperationalError:  # locked, read-only, a full disk: not the file's fault
-                raise
-            except sqlite3.DatabaseError:  # not a database, malformed: removed when damaged, and made anew
-                if not heal(self.path):
-                    raise
-                self._connect()
+            self._connect()  # a damaged store is named (corrupt_database: `memzoi rebuild` replaces it)
         except (OSError, sqlite3.Error) as err:
             state = runtime_error(err, self.path, "index")
             raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
