@@ -56,14 +56,16 @@ class InputFollow:
 
         ls = self._ls
         loop = asyncio.get_running_loop()
-        # what killed processes left in the memzoi home goes, once per process: after the first scan, off its path
-        with contextlib.suppress(RuntimeError):  # the executor is shut down: the server is stopping
-            await loop.run_in_executor(ls.scan_executor, sweep_once)
+        swept = False
         while not ls.stopping:
             await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
             if ls.stopping or ls.projects.get(project.root) is not project:
                 self._disarm(project)
                 return
+            if not swept:  # what killed processes left in the memzoi home goes, once per process, a period after the
+                swept = True  # first scan: behind the scan's own last writes on the scan thread (its publish set)
+                with contextlib.suppress(RuntimeError):  # the executor is shut down: the server is stopping
+                    await loop.run_in_executor(ls.scan_executor, sweep_once)
             self.arm(project)
             try:  # read on the scan thread; the state changes here, on the loop (issue 32)
                 now = await loop.run_in_executor(ls.scan_executor, project.inputs_now)
