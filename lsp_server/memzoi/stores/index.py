@@ -96,23 +96,19 @@ class Index(IndexQueries):
         self._judged: tuple[str | None, bool] | None = None  # the last refresh's (Plan.gen, re-indexed any)
         self._wrote: tuple[str | None, str | None] | None = None  # files generation around the last update_paths
         try:
-            self._connect()  # a damaged store is named (corrupt_database: `memzoi rebuild` replaces it)
+            private_dir(self.path.parent)
+            private_file(self.path)
+            self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            self.db.row_factory = sqlite3.Row
+            self.db.create_function("row_checksum", -1, row_checksum, deterministic=True)  # index_schema.checksum_sql
+            try:
+                self.schema_problem = _opening(self.db, self._check_schema)
+            except sqlite3.Error:  # a full disk while creating the schema, a damaged file (named: rebuild replaces it)
+                self.db.close()
+                raise
         except (OSError, sqlite3.Error) as err:
             state = runtime_error(err, self.path, "index")
             raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
-
-    def _connect(self) -> None:
-        """Open :attr:`path` and give it the current layout. Raises ``OSError`` or ``sqlite3.Error``."""
-        private_dir(self.path.parent)
-        private_file(self.path)
-        self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
-        self.db.create_function("row_checksum", -1, row_checksum, deterministic=True)  # index_schema.checksum_sql
-        try:
-            self.schema_problem = _opening(self.db, self._check_schema)
-        except sqlite3.Error:  # a full disk while creating the schema, a damaged file
-            self.db.close()
-            raise
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 

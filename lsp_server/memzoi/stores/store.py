@@ -111,8 +111,8 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     version is :data:`STORE_VERSION` and it has every table of :data:`TABLES`; otherwise, under
     ``BEGIN IMMEDIATE`` and checked again there, drop every table and trigger and create the current ones. A store
     of an earlier :data:`STORE_GENERATION` is checked first (``PRAGMA quick_check``, once): a damaged one raises
-    ``sqlite3.DatabaseError``, which :func:`connect` and the index answer with :func:`heal`. Raises
-    ``sqlite3.Error``."""
+    ``sqlite3.DatabaseError``: :func:`connect` answers it with :func:`heal`, the index names it
+    (``corrupt_database``). Raises ``sqlite3.Error``."""
     if _current(conn):
         return
     with _Tx(conn):
