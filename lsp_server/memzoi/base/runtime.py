@@ -22,6 +22,8 @@ LOCK_FILE = "memzoi-lsp-lifecycle.lock"
 #: The project store (:mod:`memzoi.stores.store`: store entries, facts, search rows, replayable reports) in the worktree's
 #: runtime directory.
 STORE_DB = "memzoi-lsp-store.db"
+#: The resident candidate database (:mod:`memzoi.resident.candidates`), one in the memzoi home for every project.
+RESIDENT_DB = "memzoi-lsp-resident.db"
 _GIT_TIMEOUT = 10
 
 

@@ -202,6 +202,31 @@ def runtime_error(err: BaseException, path: str | os.PathLike[str], kind: str = 
     return RuntimeStateError(code, f"{problem}; {advice}", path, advice=advice)
 
 
+def damage(db: str | os.PathLike[str], *, timeout: float = 5.0) -> str | None:
+    """SQLite's own verdict on the existing database file ``db``: ``None`` when ``PRAGMA quick_check`` passes,
+    else what SQLite says is wrong (the check's first line, and how many more it reported; or the error that kept
+    it from reading the file, such as "file is not a database" or "database disk image is malformed").
+
+    The file is opened read-only (``mode=ro``): nothing is written to it, and a read lock is held only while the
+    check runs, so a writer (WAL) may go on meanwhile. Beside a database no process has open, SQLite may leave the
+    empty ``-wal``/``-shm`` files any reader makes. Raises ``sqlite3.Error`` when the file cannot be checked now
+    (locked, cannot be opened: see :func:`classify`); ``timeout`` is SQLite's busy wait in seconds."""
+    try:
+        conn = sqlite3.connect(f"{Path(os.path.abspath(db)).as_uri()}?mode=ro", uri=True, timeout=timeout)
+        try:
+            lines = [str(row[0]) for row in conn.execute("PRAGMA quick_check")]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as err:
+        if sqlite_code(err) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+            return str(err)
+        raise
+    if lines == ["ok"]:
+        return None
+    more = f" (and {len(lines) - 1} more problem(s))" if len(lines) > 1 else ""
+    return lines[0] + more
+
+
 @contextmanager
 def guard(path: str | os.PathLike[str], kind: str = "runtime") -> Iterator[None]:
     """Turn a ``sqlite3.Error`` raised in the ``with`` block into a :class:`RuntimeStateError` on the database
@@ -216,6 +241,7 @@ __all__ = [
     "KINDS",
     "RuntimeStateError",
     "classify",
+    "damage",
     "describe",
     "file_system_problem",
     "guard",

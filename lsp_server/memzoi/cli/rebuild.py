@@ -48,17 +48,13 @@ def damaged(db: Path) -> bool:
     ``PRAGMA quick_check`` finds it malformed (opened read-only; nothing is written)."""
     import sqlite3  # noqa: PLC0415 lazy: start-up
 
+    from ..base.runtime_errors import damage  # noqa: PLC0415 lazy: start-up
+
     if not db.is_file():
         return False
     try:
-        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
-        try:
-            return bool(conn.execute("PRAGMA quick_check").fetchone()[0] != "ok")
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as err:
-        return "not a database" in str(err) or "malformed" in str(err)
-    except sqlite3.Error:
+        return damage(db) is not None
+    except sqlite3.Error:  # locked or cannot be opened now: not known to be damaged
         return False
 
 

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..base.runtime import memzoi_home, private_file
+from ..base.runtime import RESIDENT_DB, memzoi_home, private_file
 from ..base.runtime_errors import guard, runtime_error
 from ..base.vocabulary import RESIDENT_SOURCES
 from ..ledger import Refusal
@@ -39,7 +39,7 @@ from ..ledger.store import immediate as transaction
 from .candidate_schema import ensure_schema
 from .store import runtime_root
 
-DB_NAME = "memzoi-lsp-resident.db"
+DB_NAME = RESIDENT_DB
 #: Where a candidate comes from (read as ``candidates.SOURCES``).
 SOURCES = RESIDENT_SOURCES
 STATUSES = ("pending", "applying", "undoing", "applied", "rejected", "undone", "failed", "uncertain")
