@@ -517,4 +517,4 @@ def test_a_runtime_directory_failure_is_a_named_tool_error_not_an_internal_one(p
     monkeypatch.setitem(tools.TOOLS, "search_memory", replace(tools.TOOLS["search_memory"], handler=handler))
     res = tools.call(_session(project), "search_memory", {"query": "x"})
     assert res.is_error and res.data["error"]["code"] == "corrupt_database"
-    assert str(db) in res.data["error"]["message"] and "move it aside" in res.data["error"]["message"]
+    assert str(db) in res.data["error"]["message"] and "memzoi doctor" in res.data["error"]["message"]

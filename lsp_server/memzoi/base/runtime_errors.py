@@ -28,15 +28,17 @@ KINDS: dict[str, tuple[str, str]] = {
         "the index database",
         "the index is derived from the .memzoi files: run `memzoi rebuild`, which replaces a damaged index",
     ),
+    # Neither is derived data: memzoi never replaces or deletes them, and `memzoi doctor` says how to keep a copy
+    # and export what is still readable.
     "ledger": (
         "the ledger database",
-        "move it aside (keep the copy: it holds the change history that undo needs) "
-        "and run the command again to start a new ledger, or restore it from a backup",
+        "it holds the change history that undo needs and cannot be rebuilt, so memzoi never replaces or deletes "
+        "it: run `memzoi doctor` for what to do (keep a copy first)",
     ),
     "resident": (
         "the resident candidate database",
-        "move it aside (keep the copy: it holds the candidates and "
-        "their undo snapshots) and run the command again to start a new one",
+        "it holds the candidates and their undo snapshots and cannot be rebuilt, so memzoi never replaces or "
+        "deletes it: run `memzoi doctor` for what to do (keep a copy first)",
     ),
     "lock": ("the lock file", "remove it (no memzoi process may be running) and run the command again"),
     "directory": ("the runtime directory", "move the damaged files aside and run the command again"),
@@ -207,12 +209,23 @@ def damage(db: str | os.PathLike[str], *, timeout: float = 5.0) -> str | None:
     else what SQLite says is wrong (the check's first line, and how many more it reported; or the error that kept
     it from reading the file, such as "file is not a database" or "database disk image is malformed").
 
-    The file is opened read-only (``mode=ro``): nothing is written to it, and a read lock is held only while the
-    check runs, so a writer (WAL) may go on meanwhile. Beside a database no process has open, SQLite may leave the
-    empty ``-wal``/``-shm`` files any reader makes. Raises ``sqlite3.Error`` when the file cannot be checked now
-    (locked, cannot be opened: see :func:`classify`); ``timeout`` is SQLite's busy wait in seconds."""
+    Nothing is written to the file. Without a ``-wal`` beside it no process has it open (SQLite removes the WAL at
+    the last close), so it is read as it is (``immutable``: no lock taken, no ``-wal``/``-shm`` made, so the
+    ledger's stamp, an input of ``check``'s replay, stays as it was); a verdict of damage is then confirmed under
+    SQLite's locks, since a process may have begun writing meanwhile. With a ``-wal`` it is read under those locks
+    (``mode=ro``), holding a read lock only while the check runs, so a writer goes on meanwhile. Raises
+    ``sqlite3.Error`` when the file cannot be checked now (locked, cannot be opened: see :func:`classify`);
+    ``timeout`` is SQLite's busy wait in seconds."""
+    uri = Path(os.path.abspath(db)).as_uri()
+    if not os.path.lexists(f"{os.fspath(db)}-wal") and _quick_check(f"{uri}?immutable=1", timeout) is None:
+        return None
+    return _quick_check(f"{uri}?mode=ro", timeout)
+
+
+def _quick_check(uri: str, timeout: float) -> str | None:
+    """:func:`damage` of the database at the SQLite ``uri``."""
     try:
-        conn = sqlite3.connect(f"{Path(os.path.abspath(db)).as_uri()}?mode=ro", uri=True, timeout=timeout)
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout)
         try:
             lines = [str(row[0]) for row in conn.execute("PRAGMA quick_check")]
         finally:

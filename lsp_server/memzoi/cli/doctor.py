@@ -1,7 +1,8 @@
 """``memzoi doctor [--json]``: health of the workspace and its index, with repair steps (SPEC §7, §8).
 
 Prints the report of :func:`memzoi.runs.doctor.diagnose` (Memzoi's doctor shape; see there), as text or with
-``--json``. Exit 0 when every check is ok, 1 when any check warns.
+``--json``. Exit 0 when every check is ok, 1 when any check warns or finds an error (a damaged ledger or resident
+candidate database).
 """
 
 from __future__ import annotations
@@ -17,19 +18,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_command(
         sub,
         "doctor",
-        help="check the workspace, the git plane and the index for drift; print repair steps",
+        help="check the workspace, the git plane, the index and the runtime databases; print repair steps",
         description="Report the health of the project: the records root, git, the workspace index (missing, "
-        "stale or changed entries, full-text integrity), refused records and the runtime directory, with the "
+        "stale or changed entries, full-text integrity), refused records, the runtime directory, and SQLite's "
+        "integrity check of the ledger and the resident candidate database (a damaged one is an error: memzoi "
+        "never replaces it, and the next steps say how to keep a copy and export what is readable), with the "
         "next steps. Never writes.",
         examples=["memzoi doctor", "memzoi doctor --json --root ../other-repo"],
-        exits={0: "every check is ok", 1: "a check warns (see the next steps)"},
+        exits={0: "every check is ok", 1: "a check warns or finds an error (see the next steps)"},
     )
     add_common(p, actor=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the report; exit 0 when everything is ok, 1 otherwise."""
+    """Print the report; exit 0 when everything is ok, 1 otherwise (a warning or an error)."""
     from ..runs.doctor import diagnose  # noqa: PLC0415 lazy: start-up
 
     report = diagnose(project_root(args))

@@ -1,10 +1,14 @@
-"""The doctor report of a project: health of the workspace and its index, with repair steps (SPEC §7, §8).
+"""The doctor report of a project: health of the workspace, its index and its runtime databases, with repair
+steps (SPEC §6, §7, §8).
 
 :func:`diagnose` gives Memzoi's doctor shape ``{project_root, status: ok|warning, checks: [{name, status:
-ok|warning|skip, message}], next_steps}`` plus ``index_path`` and ``drift`` (``missing_from_index``,
+ok|warning|skip, message}], next_steps}`` with one more status, ``error``: a check found data at risk that no
+command can make again (a damaged ledger or resident candidate database: ``ledger``, ``resident_candidates``),
+and the report's status is then ``error`` too. It adds ``index_path`` and ``drift`` (``missing_from_index``,
 ``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``, ``schema``, ``unreadable``: files that cannot be
 read, reported as ``readable`` rather than as index drift, since a rebuild cannot index them). It never writes files or the index; it
-reports runtime paths other users may read or enter (``runtime_modes``) before opening the index tightens them.
+reports runtime paths other users may read or enter (``runtime_modes``) before opening the index tightens them, and
+checks the ledger and the resident candidate database read-only, never repairing, replacing or deleting them.
 ``memzoi doctor`` prints it and the language server's ``memzoi.doctor`` command returns it.
 """
 
@@ -12,12 +16,14 @@ from __future__ import annotations
 
 import os
 import shlex
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.runtime import loose_modes
-from ..base.runtime_errors import RuntimeStateError, guard
+from ..base.runtime import LEDGER_DB, RESIDENT_DB, loose_modes, memzoi_home, project_runtime_dir
+from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
+from ..judge.pathsafety import shown_path
 from ..judge.workspace import linked_plane, linked_plane_message, through_linked_plane
 from ..project.admission import worktree_root
 from ..stores.index import Index
@@ -40,7 +46,7 @@ class _Report:
     drift: Drift | None = None
 
     def check(self, name: str, status: str, message: str, step: str | None = None) -> None:
-        """Add the check ``name`` (``status`` ok, warning or skip) and its repair ``step``, if any."""
+        """Add the check ``name`` (``status`` ok, warning, error or skip) and its repair ``step``, if any."""
         self.checks.append({"name": name, "status": status, "message": message})
         if step and step not in self.steps:
             self.steps.append(step)
@@ -54,12 +60,16 @@ def diagnose(root: Path) -> dict[str, Any]:
     _plane_checks(report, root, memzoi_dir, linked)
     _git_check(report, root)
     _runtime_modes_check(report, root)  # before the index is opened: opening it tightens the modes
+    # the ledger's path from the runtime plane's own rule: importing the ledger costs doctor a fifth of its time
+    _integrity_check(report, "ledger", project_runtime_dir(root) / LEDGER_DB, "ledger")
+    _integrity_check(report, "resident_candidates", memzoi_home() / RESIDENT_DB, "resident")
     db = store_path(root)
     _index_checks(report, root, db, linked)
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
     if not writable:
         report.check("runtime_dir", "warning", f"{db.parent} is not writable", "fix the permissions of MEMZOI_HOME")
-    status = "warning" if any(c["status"] == "warning" for c in report.checks) else "ok"
+    statuses = {c["status"] for c in report.checks}
+    status = next((s for s in ("error", "warning") if s in statuses), "ok")
     return {
         "project_root": str(root),
         "status": status,
@@ -134,6 +144,53 @@ def _runtime_modes_check(report: _Report, root: Path) -> None:
         )
     else:
         report.check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
+
+
+#: What each database checked by :func:`_integrity_check` holds that no command can make again.
+_HOLDS = {
+    "ledger": "the change history that undo needs",
+    "resident": "the resident candidates and their undo snapshots",
+}
+
+
+def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> None:
+    """``name``: SQLite's integrity check of the runtime database ``db`` (a ``kind`` of
+    :data:`~memzoi.base.runtime_errors.KINDS`), read-only (:func:`~memzoi.base.runtime_errors.damage`). A damaged
+    one is an ``error``: it is not derived data, so nothing replaces it, and the step says how to keep a copy and
+    export what is still readable. Paths are shown as :func:`~memzoi.judge.pathsafety.shown_path` shows them."""
+    what = KINDS[kind][0]
+    # Only a finding names the file: showing a path loads the secret detectors, which a sound check need not pay.
+    if not db.is_file():
+        report.check(name, "skip", f"{what} does not exist yet")
+        return
+    try:
+        problem = damage(db)
+    except sqlite3.Error as err:  # busy, or it cannot be opened: not known to be damaged
+        code = runtime_error(err, db, kind).code
+        again = (
+            "run `memzoi doctor` again when the other memzoi command is done"
+            if code == "database_busy"
+            else "check MEMZOI_HOME's permissions and free space, then run `memzoi doctor` again"
+        )
+        report.check(name, "warning", f"{what} {shown_path(db)} could not be checked ({code})", again)
+        return
+    if problem is None:
+        report.check(name, "ok", f"{what} passed SQLite's integrity check")
+        return
+    shown = shown_path(db)
+    quoted = shlex.quote(shown)
+    report.check(
+        name,
+        "error",
+        f"{what} {shown} is damaged ({problem}); it holds {_HOLDS[kind]} and cannot be rebuilt from "
+        "the files, so memzoi will not replace or delete it",
+        f"with no memzoi process running (close the editors), keep a copy (`cp -p {quoted} {quoted}.copy`, and "
+        f"its -wal file, if there is one, as {shown}.copy-wal); export what is still readable from the copy with "
+        f"SQLite's tool (`sqlite3 {quoted}.copy .recover > recovered.sql`, or `.dump` where `.recover` fails: "
+        "a dump of a damaged file ends in ROLLBACK, to be made COMMIT before it is loaded); "
+        "memzoi never replaces or deletes it: to start a new one, move it aside yourself (what it recorded is "
+        "then no longer known to memzoi), or put back a backup",
+    )
 
 
 def _index_checks(report: _Report, root: Path, db: Path, linked: list[Path]) -> None:
