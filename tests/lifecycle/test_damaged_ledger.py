@@ -200,3 +200,23 @@ def test_damage_is_sqlites_own_verdict(tmp_path):
     assert damage(db)
     db.write_bytes(b"garbage" * 1000)
     assert damage(db) == "file is not a database"
+
+
+def test_a_secret_bearing_ledger_path_is_shown_redacted(tmp_path, monkeypatch, capsys):
+    """The runtime directory's name carries the project folder's name: where that bears a credential, the finding
+    shows ``<redacted-path:…>`` (:func:`memzoi.judge.pathsafety.shown_path`), never the value."""
+    from .conftest import seed
+
+    token = "ghp_" + "a1b2c3d4e5" * 3 + "f6g7h8"
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / ".memzoi"))
+    repo = seed(tmp_path / token)
+    code, out, _ = run(capsys, repo, "tombstone", TARGET_ID, "--reason", "obsolete", "--json")
+    assert code == 0, out
+    [db] = (tmp_path / ".memzoi").rglob("memzoi-lsp-ledger.db")
+    assert token in str(db)
+    damage_table(db, "change")
+    code, out, err = run(capsys, repo, "doctor", "--json")
+    found = check(json.loads(out), "ledger")
+    assert code == 1 and found["status"] == "error" and "<redacted-path:" in found["message"]
+    step = next(s for s in json.loads(out)["next_steps"] if ".recover" in s)
+    assert token not in found["message"] + step and "<redacted-path:" in step
