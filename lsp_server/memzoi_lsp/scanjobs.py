@@ -5,7 +5,11 @@ saves time or answers a request, and a shutdown drops it when it has not begun; 
 the scan's store writes, its publish set, the workers' stop, an index's close) writes state that is already due, or
 releases what must be released, and a shutdown runs it. The thread runs jobs one at a time in the order they were
 queued, so a job queued after another that writes the index runs after it, and the index's close runs last.
-Imports no feature."""
+
+A shutdown does not wait for the thread (:meth:`ScanJobs.close`): ``shutdown`` is answered at once and the event
+loop stays free, while the kept jobs and the close run on the thread; the interpreter joins the thread as the
+process exits (after ``exit``, or when the client closes the connection), so they are done by then. Imports no
+feature."""
 
 from __future__ import annotations
 
@@ -20,12 +24,6 @@ log = logging.getLogger("memzoi_lsp")
 
 P = ParamSpec("P")
 T = TypeVar("T")
-
-#: Seconds a shutdown waits for the kept jobs and the index's close before it answers. Clients kill a server that
-#: does not answer ``shutdown`` within a few seconds (VS Code's client gives ``shutdown`` and ``exit`` 2 s together);
-#: the kept writes take milliseconds, so only a job already running (an index refresh at 50k files) can outlast it.
-#: What is still queued then runs before the process exits (the interpreter joins the thread at exit).
-SHUTDOWN_WAIT_S = 1.0
 
 
 class ScanJobs(ThreadPoolExecutor):
@@ -64,7 +62,7 @@ class ScanJobs(ThreadPoolExecutor):
             self._optional.discard(future)
 
     def close(self, last: Callable[[], None]) -> Future[None]:
-        """Shutdown, on the event loop, without waiting: cancel every optional job not begun, queue ``last`` (the
+        """Shutdown, without waiting (a job already running ends on its own): cancel every optional job not begun, queue ``last`` (the
         indexes' close) behind the kept jobs, and refuse new jobs from now on (``RuntimeError``: every caller that
         may run at shutdown handles it), so nothing runs after ``last``. Returns ``last``'s future; its failure is
         logged on the scan thread. A second call returns the first one's future."""
@@ -85,12 +83,5 @@ class ScanJobs(ThreadPoolExecutor):
         self.shutdown(wait=False)
         return self._last
 
-    async def drain(self, last: Callable[[], None], timeout: float = SHUTDOWN_WAIT_S) -> bool:
-        """:meth:`close`, then wait on the event loop (never blocking it) until ``last`` has run, at most
-        ``timeout`` seconds. True when it has; else it runs later, before the process exits."""
-        done = asyncio.wrap_future(self.close(last))
-        finished, _ = await asyncio.wait({done}, timeout=timeout)  # a timeout cancels nothing
-        return bool(finished)
 
-
-__all__ = ["SHUTDOWN_WAIT_S", "ScanJobs"]
+__all__ = ["ScanJobs"]

@@ -1,7 +1,6 @@
 """The scan thread's jobs at shutdown (``memzoi_lsp.scanjobs``): the optional jobs not begun are dropped, the kept
 ones run in their order, the last job (the indexes' close) runs after every one of them and nothing can be queued
-after it; a job already running is never interrupted, and the shutdown's wait never blocks the event loop. The
-server-level case (a real shutdown right after a scan) is ``tests/lsp/test_shutdown.py``."""
+after it; a job already running is never interrupted, and the close never waits for it. The server-level case (a real shutdown right after a scan) is ``tests/lsp/test_shutdown.py``."""
 
 from __future__ import annotations
 
@@ -60,8 +59,9 @@ async def test_a_kept_job_outlives_the_task_awaiting_it() -> None:
     waiter.cancel()  # as a shutdown cancels the scan's task
     with pytest.raises(asyncio.CancelledError):
         await waiter
+    closed = jobs.close(lambda: None)
     release.set()
-    assert await jobs.drain(lambda: None, timeout=30)
+    closed.result(30)
     assert saved.is_set()
 
 
@@ -76,36 +76,24 @@ async def test_an_optional_job_awaited_from_the_loop_is_cancelled_by_the_close()
     closed.result(30)
 
 
-async def test_the_wait_is_bounded_and_the_last_job_still_runs_after_it() -> None:
+def test_the_close_never_waits_and_the_last_job_runs_before_the_thread_ends() -> None:
     jobs = ScanJobs()
-    release = _held(jobs)  # a job that began before the shutdown and outlasts its wait
+    release = _held(jobs)  # a job that began before the shutdown and runs on
     closed = threading.Event()
-    ticks = 0
-
-    async def tick() -> None:  # the loop stays free while the shutdown waits
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0)
-
-    ticker = asyncio.ensure_future(tick())
-    try:
-        assert await jobs.drain(closed.set, timeout=0.05) is False
-    finally:
-        ticker.cancel()
-    assert ticks > 1 and not closed.is_set()
+    last = jobs.close(closed.set)  # returns while that job still runs: nothing waited for it
+    assert not last.done() and not closed.is_set()
     release.set()
     jobs.shutdown(wait=True)  # as the process's exit joins the thread
     assert closed.is_set()
 
 
-async def test_a_failing_last_job_is_logged_and_the_thread_ends(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_last_job_is_logged_and_the_thread_ends(caplog: pytest.LogCaptureFixture) -> None:
     jobs = ScanJobs()
 
     def broken() -> None:
         raise OSError("disk gone")
 
     with caplog.at_level(logging.WARNING, logger="memzoi_lsp"):
-        assert await jobs.drain(broken, timeout=30)
-    jobs.shutdown(wait=True)
+        jobs.close(broken).result(30)
+        jobs.shutdown(wait=True)
     assert "disk gone" in caplog.text
