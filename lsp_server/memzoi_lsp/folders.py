@@ -84,7 +84,10 @@ class Folders:
             ls.docs.forget(uri)
         if ls.pull_diagnostics:
             ls.request_refresh()
-        ls.scan_executor.submit(indexing.close, project)  # on the scan thread, which owns the index connection
+        try:  # on the scan thread, which owns the index connection; kept: a shutdown does not drop it
+            ls.scan_executor.keep(indexing.close, project)
+        except RuntimeError:  # the scan thread is closed (shutting down): the process's exit ends the connection
+            pass
         log.info("forgot project %s (its workspace folder was removed)", root)
 
 

@@ -157,19 +157,14 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         messages = _finish(ls, project, start, token or _begun(begun))
         _resume_collector_later()  # also when the scan stopped early
     _log_scanned(ls, project, started, cached, start.replayed)
-    await _store(ls, project, start, messages)
+    if messages is not None:  # the publish set for the next start, kept: a shutdown right after the scan runs it
+        await ls.scan_executor.run_kept(start.save, project.root, messages)  # (publishlog.Start.save, scanjobs)
 
 
 def _asked(cold: bool, uris: list[str], paths: list[str]) -> tuple[int, list[tuple[str, str]]]:
     """How many files (the first ones) the verdict cache is asked about, and the ``(uri, path)`` of those it cannot
     vouch for so far: in a cold scan none is asked and every file is analysed."""
     return (0, list(zip(uris, paths))) if cold else (len(uris), [])
-
-
-async def _store(ls: ScanSession, project: Project, start: Start, messages: Messages | None) -> None:
-    """The publish set for the next start (:meth:`.publishlog.Start.save`), on the scan thread once the scan is done."""
-    if messages is not None:
-        await asyncio.get_running_loop().run_in_executor(ls.scan_executor, start.save, project.root, messages)
 
 
 def _start(ls: ScanSession) -> Start:
@@ -211,7 +206,7 @@ def _finish(ls: ScanSession, project: Project, start: Start, token: str | None) 
 async def _scanned(ls: ScanSession, project: Project, cache: ProjectCache | None) -> None:
     """Every file taken: the store's last entries are written on the scan thread (those of files gone dropped) while
     the end of the first scan (cross-file findings) is published here; SQLite lets the loop run meanwhile."""
-    saved = asyncio.get_running_loop().run_in_executor(ls.scan_executor, cache.save, True) if cache else None
+    saved = ls.scan_executor.run_kept(cache.save, True) if cache else None  # kept: a shutdown runs it
     ls.on_project_scanned(project)
     ls.flush_republish()
     if saved is not None:
@@ -314,13 +309,13 @@ async def _analyse_misses(
             report(i + len(chunk))
             rows = [got.row for got in scanned if got is not None and got.row is not None]
             if rows:  # written once the chunk is published (the scan thread runs them in order, before the refresh)
-                try:
-                    loop.run_in_executor(ls.scan_executor, _put_rows, rows, project, ls.docs.on_disk)
+                try:  # kept: written before the index is closed at shutdown
+                    ls.scan_executor.keep(_put_rows, rows, project, ls.docs.on_disk)
                 except RuntimeError:  # the scan thread is shut down: the next start's refresh indexes them
                     return False
     finally:
-        try:
-            await loop.run_in_executor(ls.scan_executor, results.close)  # stops the workers left
+        try:  # stops the workers left; kept: a shutdown does not drop it
+            await ls.scan_executor.run_kept(results.close)
         except RuntimeError:  # the scan thread is shut down (a shutdown cancelled the scan): nothing runs it now
             results.close()
     return True

@@ -9,7 +9,6 @@ import asyncio
 import dataclasses
 import logging
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from threading import Event
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
@@ -53,6 +52,7 @@ from .documents import Documents, Snapshot, path_to_uri
 from .output import GatheredWriter
 from .protocol import MemzoiProtocol
 from .publishlog import PublishLog, server_parts
+from .scanjobs import ScanJobs
 from .settings import Settings, parse_settings
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
@@ -82,7 +82,7 @@ class MemzoiServer(LanguageServer):
         self.docs = Documents(lambda: self.workspace)
         self.projects: dict[Path, Project] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
+        self.scan_executor = ScanJobs()  # the scan thread: kept jobs run at shutdown, optional ones not begun do not
         self.stopping = False
         self.scanning = scan.Scanning(self)  # the scan feature: its projects' scans and what follows them
         self.watching = watch.FileWatching(self)  # the watch feature: who watches, threads, the batch

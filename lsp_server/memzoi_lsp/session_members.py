@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     import asyncio
     import os
     from collections.abc import Mapping
-    from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path
 
     from lsprotocol import types
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from .documents import Snapshot
     from .project import Project
     from .publishlog import PublishLog
+    from .scanjobs import ScanJobs
     from .settings import Settings
 
 
@@ -90,10 +90,11 @@ class ProjectsView(Protocol):
 
 
 class ScanThread(Protocol):
-    """The single scan thread, which owns each project's index connection."""
+    """The single scan thread, which owns each project's index connection (:class:`.scanjobs.ScanJobs`: a job is
+    optional unless it is kept)."""
 
     @property
-    def scan_executor(self) -> ThreadPoolExecutor: ...
+    def scan_executor(self) -> ScanJobs: ...
 
 
 class ProjectLookup(Protocol):

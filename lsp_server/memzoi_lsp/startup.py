@@ -120,16 +120,26 @@ def prefork(ls: Session) -> None:
 
 
 def shutdown(ls: Session, params: None) -> None:
-    """``shutdown``: the features' timers and threads, the background tasks and the scan thread stop; each
-    project's index is closed."""
+    """``shutdown``, answered at once: the features' timers and threads and the background tasks stop; then the
+    scan thread closes (:meth:`.scanjobs.ScanJobs.close`): its optional jobs not begun are dropped (an index
+    refresh, a look at the inputs), its kept ones run (the scan's store writes and its publish set, which lets the
+    next start replay instead of judging), then each project's index is closed, last, on that thread, before the
+    process exits. The event loop never waits for the thread."""
     ls.stopping = True
     ls.stop_features()  # their timers, threads and background tasks
-    ls.scan_executor.shutdown(wait=True, cancel_futures=True)
     from . import indexing  # noqa: PLC0415 lazy: start-up - it loads the core's index, which `initialize` does not need
 
-    for project in ls.projects.values():
-        indexing.close(project)
-    log.info("shutdown complete")
+    projects = list(ls.projects.values())
+
+    def close_indexes() -> None:
+        for project in projects:
+            indexing.close(project)
+        log.info("shutdown complete")
+
+    # Closed in the loop's next turn, before the next message is handled: the cancelled scan's clean-up runs first
+    # and queues its kept job (the workers' stop) behind the job running; inline, it would close the workers'
+    # generator while that job reads it. A clean-up later than that finds the thread closed (RuntimeError).
+    asyncio.get_running_loop().call_soon(ls.scan_executor.close, close_indexes)
 
 
 async def did_change_configuration(ls: Session, params: types.DidChangeConfigurationParams) -> None:

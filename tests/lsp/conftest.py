@@ -185,12 +185,14 @@ async def start_client(
     capabilities: types.ClientCapabilities | None = None,
     wait_ready: bool = True,
     wait_scanned: bool = True,
+    env: dict[str, str] | None = None,
 ) -> LanguageClient:
-    """Spawn the server and run ``initialize``/``initialized`` as ``profile`` with ``root`` as workspace."""
+    """Spawn the server and run ``initialize``/``initialized`` as ``profile`` with ``root`` as workspace (``env``:
+    more variables for the server's process)."""
     cfg = ClientServerConfig(
         server_command=server_command(),
         client_factory=make_client,
-        server_env={**os.environ, "MEMZOI_HOME": str(home), "PYTHONUNBUFFERED": "1"},
+        server_env={**os.environ, "MEMZOI_HOME": str(home), "PYTHONUNBUFFERED": "1", **(env or {})},
     )
     client = await cfg.start()
     client.profile = profile  # type: ignore[attr-defined]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from memzoi.base import gcpause
 from memzoi.runs import scanverdicts
 from memzoi_lsp import scan
+from memzoi_lsp.scanjobs import ScanJobs
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ async def _intake(monkeypatch: pytest.MonkeyPatch, files: int) -> list[tuple[boo
     seen: list[tuple[bool, int]] = []
     root = Path("/nonexistent/ws")
     project = SimpleNamespace(root=root)
-    with ThreadPoolExecutor(1) as executor:
+    with ScanJobs() as executor:
         ls: Any = SimpleNamespace(stopping=False, projects={root: project}, scan_executor=executor)
         monkeypatch.setattr(scanverdicts, "analyse", lambda paths, ctx, index_root: (None for _ in paths))
         monkeypatch.setattr(scan, "_take", lambda *args: seen.append((gcpause.paused(), gc.get_threshold()[0])))
@@ -107,7 +107,7 @@ async def test_the_stores_last_entries_are_written_while_the_scans_end_is_publis
         seen["save had started"] = started.wait(10)
         published.set()
 
-    with ThreadPoolExecutor(1) as executor:
+    with ScanJobs() as executor:
         ls: Any = SimpleNamespace(
             scan_executor=executor, on_project_scanned=on_project_scanned, flush_republish=lambda: None
         )
