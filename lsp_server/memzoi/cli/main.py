@@ -276,7 +276,9 @@ def os_error(err: OSError) -> tuple[str, str]:
     if name is None:
         where = ""
     else:
-        shown = os.fsdecode(name) if isinstance(name, bytes) else str(name)
+        from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
+        shown = shown_local_path(os.fsdecode(name) if isinstance(name, bytes) else str(name))
         if len(shown) > 120:
             shown = f"{shown[:40]}…{shown[-40:]} ({len(shown)} characters)"
         where = f"{shown}: "
@@ -288,15 +290,16 @@ def _runtime_state(err: Exception) -> tuple[str, str] | None:
     :class:`~memzoi.base.runtime_errors.RuntimeStateError` (it names its database or folder), or an ``sqlite3.Error``
     that reached the top without one (only runtime state is SQLite: the memzoi home is named)."""
     from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import with_shown_paths  # noqa: PLC0415 lazy: start-up
 
     if isinstance(err, RuntimeStateError):
-        return err.code, err.message
+        return err.code, with_shown_paths(err.message, err.path)
     if "sqlite3" in sys.modules and isinstance(err, sys.modules["sqlite3"].Error):
         from ..base.runtime import memzoi_home  # noqa: PLC0415 lazy: start-up
         from ..base.runtime_errors import runtime_error  # noqa: PLC0415 lazy: start-up
 
         state = runtime_error(err, memzoi_home(), "directory")
-        return state.code, state.message
+        return state.code, with_shown_paths(state.message, state.path)
     return None
 
 

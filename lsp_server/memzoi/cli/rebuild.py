@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         return refused
     from ..base.runtime import project_runtime_dir, tighten_tree  # noqa: PLC0415 lazy: start-up
     from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
     from ..stores.store import store_path  # noqa: PLC0415 lazy: start-up
     from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
@@ -107,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(
             {
-                "records_root": str(root / ".memzoi" / "records"),
-                "db_path": str(db),
+                "records_root": shown_local_path(root / ".memzoi" / "records"),
+                "db_path": shown_local_path(db),
                 "record_ids": result.record_ids,
                 "proposal_ids": result.proposal_ids,
                 "files_indexed": result.files,
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             f"indexed {result.files} file(s): {len(result.record_ids)} record(s), {len(result.proposal_ids)} "
             f"proposal(s), {len(result.refused)} refused admission, in {result.seconds:.2f} s"
         )
-        print(f"index: {db}")
+        print(f"index: {shown_local_path(db)}")
         for r in result.refused[:10]:
             print(f"  refused {r['path']}: {', '.join(r['refusals'])} (see `memzoi check`)")
     return 0

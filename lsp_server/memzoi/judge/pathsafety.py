@@ -12,7 +12,10 @@ Here:
 * :func:`shown_path`: THE function every output uses to display a path (``memzoi check`` in every format, the
   language server's messages, hovers and logs, the ledger's refusals, the index): the path itself, or its
   ``<redacted-path:…>`` form when it bears a secret. :func:`shown_id` does the same for a record or packet id,
-  which is a path too (Memzoi's concept id).
+  which is a path too (Memzoi's concept id);
+* :func:`shown_local_path`: the same for a path of this machine that is no project file (the project root, the
+  memzoi home and the runtime databases under it), where any folder name may bear the secret, and
+  :func:`with_shown_paths` for a message that already names such a path (a runtime failure's).
 
 The language server still publishes diagnostics to the file's real URI: only text shown to people or stored is
 redacted.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any, overload
 
 import blake3
@@ -113,6 +117,34 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     return redacted_path(text) if bears_secret(text) else text
 
 
+def shown_local_path(path: str | os.PathLike[str]) -> str:
+    """How a path of this machine that is no project file is displayed: the project root, the memzoi home and what
+    lies under it (runtime databases, folders, locks). Unchanged, or :func:`redacted_path`'s
+    ``<redacted-path:HEX>`` when :func:`shown_path` would redact it or when any one of its names bears a secret:
+    outside ``.memzoi``, :func:`shown_path` scans only the last name (a checkout's folders are no record's name),
+    but a runtime path carries the memzoi home's folders and the project folder's name (its runtime key), and
+    printing the path prints them. Each name is scanned once per process (:func:`_secret_hits`)."""
+    text = os.fspath(path)
+    if bears_secret(text) or any(_secret_hits(part) for part in _parts(text) if part):
+        return redacted_path(text)
+    return text
+
+
+def with_shown_paths(message: str, path: str | os.PathLike[str] | None) -> str:
+    """``message`` (a runtime failure's, which names ``path``, its folder or its nearest existing ancestor) with
+    each of those spelled as :func:`shown_local_path` shows it. ``None``: ``message`` unchanged."""
+    if path is None:
+        return message
+    text = os.path.abspath(os.fspath(path))
+    # the path first, then its ancestors, longest first: a folder's text is a prefix of the path's
+    for named in [os.fspath(path), text, *(str(p) for p in Path(text).parents)]:
+        if len(named) > 1 and named in message:
+            shown = shown_local_path(named)
+            if shown != named:
+                message = message.replace(named, shown)
+    return message
+
+
 @overload
 def shown_id(ident: str) -> str: ...
 @overload
@@ -159,4 +191,14 @@ def name_findings(path: str | os.PathLike[str]) -> list[Finding]:
     return out
 
 
-__all__ = ["REDACTED_PREFIX", "bears_secret", "name_findings", "redacted", "repository_path", "shown_id", "shown_path"]
+__all__ = [
+    "REDACTED_PREFIX",
+    "bears_secret",
+    "name_findings",
+    "redacted",
+    "repository_path",
+    "shown_id",
+    "shown_local_path",
+    "shown_path",
+    "with_shown_paths",
+]

@@ -334,8 +334,11 @@ def linked_plane(memzoi_dir: str | os.PathLike[str]) -> list[Path]:
 
 
 def linked_plane_message(links: list[Path]) -> str:
-    """Why nothing below the symlinked git-plane folders ``links`` is read, and what to do (as ``check`` says)."""
-    names = ", ".join(str(p) for p in links)
+    """Why nothing below the symlinked git-plane folders ``links`` is read, and what to do (as ``check`` says).
+    The folders are named as :func:`~memzoi.judge.pathsafety.shown_local_path` shows them."""
+    from .pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up (only a message pays for the detectors)
+
+    names = ", ".join(shown_local_path(p) for p in links)
     return (
         f"{names} {'is a symlink' if len(links) == 1 else 'are symlinks'}: Memzoi never reads through symlinks, "
         "so nothing below is checked, indexed, searched or admitted (canonical_path, see `memzoi check`); "

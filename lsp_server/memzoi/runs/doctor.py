@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 import shlex
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..base.runtime import LEDGER_DB, RESIDENT_DB, loose_modes, memzoi_home, project_runtime_dir
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
-from ..judge.pathsafety import shown_path
+from ..judge.pathsafety import shown_local_path, shown_path, with_shown_paths
 from ..judge.workspace import linked_plane, linked_plane_message, through_linked_plane
 from ..project.admission import worktree_root
 from ..stores.index import Index
@@ -31,9 +32,17 @@ from ..stores.index_queries import Drift
 from ..stores.store import store_path
 
 
-def _sample(paths: list[str], n: int = 5) -> str:
+def _sample(paths: list[str], n: int = 5, show: Callable[[str], str] = shown_path) -> str:
+    """The first ``n`` of ``paths`` (by default project files relative to the root, shown as :func:`shown_path`
+    shows them) as ``show`` shows them, and how many more."""
     more = f" and {len(paths) - n} more" if len(paths) > n else ""
-    return ", ".join(paths[:n]) + more
+    return ", ".join(show(p) for p in paths[:n]) + more
+
+
+def _shown_drift(drift: Drift) -> dict[str, Any]:
+    """``drift`` as JSON, each listed path as :func:`shown_path` shows it (only a non-empty list pays for the
+    detectors)."""
+    return {k: [shown_path(p) for p in v] if isinstance(v, list) else v for k, v in drift.to_json().items()}
 
 
 @dataclass
@@ -67,16 +76,21 @@ def diagnose(root: Path) -> dict[str, Any]:
     _index_checks(report, root, db, linked)
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
     if not writable:
-        report.check("runtime_dir", "warning", f"{db.parent} is not writable", "fix the permissions of MEMZOI_HOME")
+        report.check(
+            "runtime_dir",
+            "warning",
+            f"{shown_local_path(db.parent)} is not writable",
+            "fix the permissions of MEMZOI_HOME",
+        )
     statuses = {c["status"] for c in report.checks}
     status = next((s for s in ("error", "warning") if s in statuses), "ok")
     return {
-        "project_root": str(root),
+        "project_root": shown_local_path(root),
         "status": status,
         "checks": report.checks,
         "next_steps": report.steps,
-        "index_path": str(db),
-        "drift": report.drift.to_json() if report.drift is not None else None,
+        "index_path": shown_local_path(db),
+        "drift": _shown_drift(report.drift) if report.drift is not None else None,
     }
 
 
@@ -94,22 +108,22 @@ def _plane_checks(report: _Report, root: Path, memzoi_dir: Path, linked: list[Pa
         report.check(
             "records_root",
             "warning",
-            f"{records} is reached through a symlink; Memzoi refuses a symlinked records root",
+            f"{shown_local_path(records)} is reached through a symlink; Memzoi refuses a symlinked records root",
         )
     elif records.is_dir():
-        report.check("records_root", "ok", f"{records} exists")
+        report.check("records_root", "ok", f"{shown_local_path(records)} exists")
     elif memzoi_dir.is_dir():  # a project whose records folder is gone: init recreates it, keeping every file
         report.check(
             "records_root",
             "warning",
-            f"no `.memzoi/records` directory at {root}",
-            f"run `memzoi init {shlex.quote(str(root))}` to recreate the missing .memzoi folders (existing files are kept)",
+            f"no `.memzoi/records` directory at {shown_local_path(root)}",
+            f"run `memzoi init {shlex.quote(shown_local_path(root))}` to recreate the missing .memzoi folders (existing files are kept)",
         )
     else:
         report.check(
             "records_root",
             "warning",
-            f"no `.memzoi/records` directory at {root}",
+            f"no `.memzoi/records` directory at {shown_local_path(root)}",
             "run doctor from inside the project, or pass --root PROJECT (or `memzoi init` to start one here)",
         )
 
@@ -125,14 +139,15 @@ def _git_check(report: _Report, root: Path) -> None:
             "records are refused (review-visibility)",
         )
     else:
-        report.check("git", "ok", f"git worktree at {top}")
+        report.check("git", "ok", f"git worktree at {shown_local_path(top)}")
 
 
 def _runtime_modes_check(report: _Report, root: Path) -> None:
     """``runtime_modes``: runtime paths other users may read or enter."""
     loose = loose_modes(root)
     if loose:
-        shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
+        modes = {str(p): mode for p, mode in loose}
+        shown = _sample(list(modes), show=lambda p: f"{shown_local_path(p)} ({modes[p]:04o})")
         report.check(
             "runtime_modes",
             "warning",
@@ -172,12 +187,12 @@ def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> None:
             if code == "database_busy"
             else "check MEMZOI_HOME's permissions and free space, then run `memzoi doctor` again"
         )
-        report.check(name, "warning", f"{what} {shown_path(db)} could not be checked ({code})", again)
+        report.check(name, "warning", f"{what} {shown_local_path(db)} could not be checked ({code})", again)
         return
     if problem is None:
         report.check(name, "ok", f"{what} passed SQLite's integrity check")
         return
-    shown = shown_path(db)
+    shown = shown_local_path(db)
     quoted = shlex.quote(shown)
     report.check(
         name,
@@ -199,11 +214,13 @@ def _index_checks(report: _Report, root: Path, db: Path, linked: list[Path]) -> 
     if linked:
         # Compared with a tree it may not read, the index would only look stale and `memzoi rebuild` refuses.
         report.check(
-            "index", "skip", f"the index ({db}) is not compared with the files while a git-plane folder is a symlink"
+            "index",
+            "skip",
+            f"the index ({shown_local_path(db)}) is not compared with the files while a git-plane folder is a symlink",
         )
         return
     if not db.exists():
-        report.check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
+        report.check("index", "warning", f"the index has not been built ({shown_local_path(db)})", "memzoi rebuild")
         return
     try:
         with Index(root, path=db) as index, guard(db, "index"):
@@ -219,14 +236,18 @@ def _index_checks(report: _Report, root: Path, db: Path, linked: list[Path]) -> 
             if err.advice and err.code != "corrupt_database"
             else "run `memzoi rebuild` (it replaces a damaged index)"
         )
-        report.check("index", "warning", err.message, step)
+        report.check("index", "warning", with_shown_paths(err.message, err.path), with_shown_paths(step, err.path))
 
 
 def _built_index_checks(report: _Report, index: Index, db: Path) -> None:
     """``index`` (its counts), then the drift from the files (:func:`_drift_checks`, kept in ``report.drift``)
     and the judgements it holds (:func:`_judgement_checks`)."""
     counts = index.counts()
-    report.check("index", "ok", f"{counts['records']} record(s) and {counts['proposals']} proposal(s) indexed at {db}")
+    report.check(
+        "index",
+        "ok",
+        f"{counts['records']} record(s) and {counts['proposals']} proposal(s) indexed at {shown_local_path(db)}",
+    )
     report.drift = index.drift()
     _drift_checks(report, report.drift)
     _judgement_checks(report, index)

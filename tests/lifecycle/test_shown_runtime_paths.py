@@ -1,0 +1,151 @@
+"""A project folder or a memzoi home whose name bears a credential is never printed: ``memzoi doctor`` (text and
+``--json``, which the language server's ``memzoi.doctor`` returns), ``memzoi rebuild`` and a runtime failure's
+message show each such path as ``<redacted-path:…>`` (:func:`memzoi.judge.pathsafety.shown_local_path`).
+
+The tokens are built here, so no credential is in the repository's files; assertion messages never quote output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memzoi.cli.main import main
+from memzoi.judge.pathsafety import REDACTED_PREFIX, redacted_path, shown_local_path, with_shown_paths
+
+from .conftest import TARGET_ID, seed
+
+#: A GitHub-token-shaped project folder name and memzoi home name (built, never stored whole).
+ROOT_TOKEN = "ghp_" + "a1b2c3d4e5" * 3 + "f6g7h8"
+HOME_TOKEN = "ghp_" + "z9y8x7w6v5" * 3 + "u4t3s2"
+
+
+def run(capsys, repo: Path, *argv: str) -> tuple[int, str]:
+    """``memzoi ARGV --root REPO``: its exit code and stdout plus stderr."""
+    capsys.readouterr()
+    code = main([*argv, "--root", str(repo)])
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+def assert_no_token(out: str) -> None:
+    """Neither token appears in ``out`` (never quoted in the failure message)."""
+    assert ROOT_TOKEN not in out, "the project folder's token was printed"
+    assert HOME_TOKEN not in out, "the memzoi home's token was printed"
+
+
+@pytest.fixture
+def secret_repo(tmp_path, monkeypatch) -> Path:
+    """A seeded repository in a folder named after a token, with a memzoi home named after another one."""
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / HOME_TOKEN))
+    monkeypatch.setenv("MEMZOI_ACTOR", "reviewer")
+    return seed(tmp_path / ROOT_TOKEN)
+
+
+def checks(report: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in report["checks"]}
+
+
+@pytest.mark.parametrize("built", [False, True], ids=["no-index", "index"])
+def test_doctor_shows_no_secret_bearing_root_or_runtime_path(secret_repo, capsys, built):
+    if built:
+        code, out = run(capsys, secret_repo, "rebuild")
+        assert code == 0
+        assert_no_token(out)
+        assert "index: " + REDACTED_PREFIX in out
+        home = Path(os.environ["MEMZOI_HOME"])
+        home.chmod(0o755)  # runtime_modes then lists the home, whose name bears the token
+        (home / "projects").chmod(0o755)
+    code, out = run(capsys, secret_repo, "doctor", "--json")
+    assert_no_token(out)
+    report = json.loads(out)
+    assert report["project_root"] == redacted_path(str(secret_repo))
+    assert isinstance(report["index_path"], str) and report["index_path"].startswith(REDACTED_PREFIX)
+    found = checks(report)
+    assert found["records_root"]["message"].startswith(REDACTED_PREFIX)
+    assert REDACTED_PREFIX in found["git"]["message"] and REDACTED_PREFIX in found["index"]["message"]
+    if built:
+        assert found["runtime_modes"]["status"] == "warning"
+        assert found["runtime_modes"]["message"].count(REDACTED_PREFIX) == 2
+        assert "(0755)" in found["runtime_modes"]["message"]
+    code, text = run(capsys, secret_repo, "doctor")
+    assert_no_token(text)
+    assert f"project: {redacted_path(str(secret_repo))}" in text
+
+
+def test_doctor_shows_plain_paths_as_they_are(repo, capsys):
+    code, out = run(capsys, repo, "doctor", "--json")
+    report = json.loads(out)
+    assert report["project_root"] == str(repo) and REDACTED_PREFIX not in out
+    assert report["index_path"].startswith(os.environ["MEMZOI_HOME"])
+
+
+def test_a_runtime_dir_that_is_not_writable_is_named_redacted(secret_repo, capsys, monkeypatch):
+    assert run(capsys, secret_repo, "rebuild")[0] == 0
+    from memzoi.runs import doctor
+
+    monkeypatch.setattr(doctor.os, "access", lambda *_: False)  # root may write anywhere: asked, not made
+    code, out = run(capsys, secret_repo, "doctor", "--json")
+    assert_no_token(out)
+    message = checks(json.loads(out))["runtime_dir"]["message"]
+    assert message.startswith(REDACTED_PREFIX) and message.endswith("is not writable")
+
+
+def test_a_damaged_index_is_named_redacted(secret_repo, capsys):
+    assert run(capsys, secret_repo, "rebuild")[0] == 0
+    [db] = Path(os.environ["MEMZOI_HOME"]).rglob("memzoi-lsp-store.db")
+    db.write_bytes(b"garbage" * 1000)
+    code, out = run(capsys, secret_repo, "doctor", "--json")
+    assert_no_token(out)
+    index = checks(json.loads(out))["index"]
+    assert index["status"] == "warning" and REDACTED_PREFIX in index["message"]
+
+
+def test_a_symlinked_records_folder_is_named_redacted(secret_repo, capsys, tmp_path):
+    records = secret_repo / ".memzoi" / "records"
+    records.rename(tmp_path / "elsewhere")
+    records.symlink_to(tmp_path / "elsewhere")
+    code, out = run(capsys, secret_repo, "doctor", "--json")
+    assert_no_token(out)
+    assert REDACTED_PREFIX in checks(json.loads(out))["canonical_path"]["message"]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_runtime_failure_names_its_database_redacted(secret_repo, capsys, as_json):
+    code, out = run(capsys, secret_repo, "tombstone", TARGET_ID, "--reason", "obsolete", "--json")
+    assert code == 0
+    [ledger] = Path(os.environ["MEMZOI_HOME"]).rglob("memzoi-lsp-ledger.db")
+    ledger.write_bytes(b"garbage" * 1000)
+    code, out = run(capsys, secret_repo, "history", *(["--json"] if as_json else []))
+    assert code == 1 and "corrupt_database" in out
+    assert_no_token(out)
+    assert REDACTED_PREFIX in out
+
+
+def test_rebuild_json_names_its_paths_redacted(secret_repo, capsys):
+    code, out = run(capsys, secret_repo, "rebuild", "--json")
+    assert code == 0
+    assert_no_token(out)
+    report = json.loads(out)
+    assert report["db_path"].startswith(REDACTED_PREFIX) and report["records_root"].startswith(REDACTED_PREFIX)
+
+
+#: Folder names too short to bear a credential.
+names = st.lists(st.text(alphabet="abcdefgh-_", min_size=1, max_size=6), min_size=1, max_size=5)
+
+
+@given(names, names, st.sampled_from([ROOT_TOKEN, HOME_TOKEN, ROOT_TOKEN.upper().replace("GHP_", "ghp_")]))
+def test_any_name_of_a_local_path_that_bears_a_token_redacts_it(before, after, token):
+    plain = "/" + "/".join(before + after)
+    assert shown_local_path(plain) == plain
+    path = "/" + "/".join([*before, token, *after])
+    shown = shown_local_path(path)
+    assert shown == redacted_path(path) and token not in shown
+    message = f"index {path} cannot be written: the disk holding {os.path.dirname(path)} is full"
+    assert token not in with_shown_paths(message, path), "a message kept the token"
+    assert with_shown_paths(f"index {plain} is damaged", plain) == f"index {plain} is damaged"
