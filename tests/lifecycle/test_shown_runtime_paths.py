@@ -12,8 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from memzoi.cli.main import main
 from memzoi.judge.pathsafety import REDACTED_PREFIX, redacted_path, shown_local_path, with_shown_paths
@@ -35,8 +34,11 @@ def run(capsys, repo: Path, *argv: str) -> tuple[int, str]:
 
 def assert_no_token(out: str) -> None:
     """Neither token appears in ``out`` (never quoted in the failure message)."""
-    assert ROOT_TOKEN not in out, "the project folder's token was printed"
-    assert HOME_TOKEN not in out, "the memzoi home's token was printed"
+    # pytest.fail, not assert: an assertion's report would quote ``out``
+    if ROOT_TOKEN in out:
+        pytest.fail("the project folder's token was printed")
+    if HOME_TOKEN in out:
+        pytest.fail("the memzoi home's token was printed")
 
 
 @pytest.fixture
@@ -145,7 +147,64 @@ def test_any_name_of_a_local_path_that_bears_a_token_redacts_it(before, after, t
     assert shown_local_path(plain) == plain
     path = "/" + "/".join([*before, token, *after])
     shown = shown_local_path(path)
-    assert shown == redacted_path(path) and token not in shown
+    assert shown == redacted_path(path)
     message = f"index {path} cannot be written: the disk holding {os.path.dirname(path)} is full"
-    assert token not in with_shown_paths(message, path), "a message kept the token"
+    if token in with_shown_paths(message, path):
+        pytest.fail("a message kept the token")
     assert with_shown_paths(f"index {plain} is damaged", plain) == f"index {plain} is damaged"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_init_names_its_paths_redacted(tmp_path, monkeypatch, capsys, as_json):
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / HOME_TOKEN))
+    root = tmp_path / ROOT_TOKEN
+    root.mkdir()
+    capsys.readouterr()
+    assert main(["init", str(root), *(["--json"] if as_json else [])]) == 0
+    out, err = capsys.readouterr()
+    assert_no_token(out + err)
+    if as_json:
+        report = json.loads(out)
+        assert report["project_root"] == redacted_path(str(root.resolve()))
+        assert all(p.startswith(REDACTED_PREFIX) for p in [*report["created"], report["runtime_dir"]])
+    else:
+        assert f"runtime directory: {REDACTED_PREFIX}" in out and f"created {REDACTED_PREFIX}" in out
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_export_names_its_files_redacted(secret_repo, capsys, as_json):
+    code, out = run(capsys, secret_repo, "export", *(["--json"] if as_json else []))
+    assert code == 0
+    assert_no_token(out)
+    if as_json:
+        report = json.loads(out)
+        assert report["exports_dir"].startswith(REDACTED_PREFIX) and report["files"]
+        assert all(f["path"].startswith(REDACTED_PREFIX) for f in report["files"])
+    else:
+        assert REDACTED_PREFIX in out
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_materialize_template_names_its_output_redacted(secret_repo, capsys, as_json):
+    draft = secret_repo / "draft.md"
+    code, out = run(capsys, secret_repo, "materialize", "template", "--output", str(draft), *(["--json"] * as_json))
+    assert code == 0 and draft.is_file()
+    assert_no_token(out)
+    assert REDACTED_PREFIX in out
+
+
+def test_an_unreadable_input_file_is_named_redacted(secret_repo, capsys):
+    code, out = run(capsys, secret_repo, "materialize", "candidate", str(secret_repo / "missing-draft.md"))
+    assert code == 1 and "unreadable" in out
+    assert_no_token(out)
+    assert REDACTED_PREFIX in out
+
+
+def test_an_input_file_that_cannot_be_read_is_named_redacted(secret_repo):
+    from memzoi.cli._changes import read_text_file
+    from memzoi.ledger import Refusal
+
+    with pytest.raises(Refusal) as caught:
+        read_text_file(str(secret_repo / "missing.json"))
+    assert caught.value.code == "unreadable" and caught.value.message.startswith(REDACTED_PREFIX)
+    assert_no_token(caught.value.message)

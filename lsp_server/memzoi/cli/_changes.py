@@ -96,15 +96,24 @@ def read_body(args: argparse.Namespace) -> str:
 
 
 def read_text_file(path: str) -> str:
-    """The UTF-8 text of ``path`` (``-`` = stdin). Raises :class:`Refusal` (``unreadable``) when it cannot be read
-    or is not UTF-8 text (the message says which byte)."""
+    """The UTF-8 text of ``path`` (``-`` = stdin). Raises :class:`Refusal` (``unreadable``, :func:`unreadable`) when
+    it cannot be read or is not UTF-8 text (the message says which byte)."""
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
         return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        problem = f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8"
-    except OSError as err:
-        problem = str(err.strerror or err)
+    except (OSError, UnicodeDecodeError) as err:
+        raise unreadable(path, err) from err
+
+
+def unreadable(path: str, err: OSError | UnicodeDecodeError) -> Refusal:
+    """The ``unreadable`` refusal of the input file ``path``: named as
+    :func:`~memzoi.judge.pathsafety.shown_local_path` shows it, with what went wrong (an ``OSError``'s strerror,
+    never its text, which repeats the name; the offset of a byte that is not UTF-8)."""
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
-    raise Refusal("unreadable", f"{path}: cannot read ({problem})")
+    if isinstance(err, UnicodeDecodeError):
+        problem = f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8"
+    else:
+        problem = err.strerror or type(err).__name__
+    return Refusal("unreadable", f"{shown_local_path(path)}: cannot read ({problem})")

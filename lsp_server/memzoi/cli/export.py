@@ -67,6 +67,14 @@ def run(args: argparse.Namespace) -> int:
         return fail(args, err.code, err.message)
     except Refusal as err:
         return refuse(args, err)
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
+    # runtime paths carry the memzoi home's and the project folder's names: shown, never printed raw
+    out = {
+        **out,
+        "exports_dir": shown_local_path(out["exports_dir"]),
+        "files": [{**f, "path": shown_local_path(f["path"])} for f in out["files"]],
+    }
     if args.json:
         emit_json(out)
         return 0

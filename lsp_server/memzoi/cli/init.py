@@ -83,12 +83,13 @@ def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
     from ..base.fsutil import atomic_write  # noqa: PLC0415 lazy: start-up
     from ..base.runtime import project_runtime_dir  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import shown_local_path as shown  # noqa: PLC0415 lazy: start-up
     from ..models.common import is_identifier  # noqa: PLC0415 lazy: start-up
 
     given = args.path or args.root or "."
     root = Path(given)
     if not root.is_dir():
-        print(f"memzoi: {given}: not a directory; create it first or pass the project root", file=sys.stderr)
+        print(f"memzoi: {shown(given)}: not a directory; create it first or pass the project root", file=sys.stderr)
         return 2
     if args.project_id is not None and not is_identifier(args.project_id):
         print("memzoi: --project-id must use lower-case letters, digits, `-` and `_`", file=sys.stderr)
@@ -99,22 +100,22 @@ def run(args: argparse.Namespace) -> int:
     for d in (memzoi / "records", memzoi / "proposals" / "pending"):
         if d.is_symlink():
             print(
-                f"memzoi: {d}: is a symlink; Memzoi never follows symlinks in .memzoi, replace it with a folder",
+                f"memzoi: {shown(d)}: is a symlink; Memzoi never follows symlinks in .memzoi, replace it with a folder",
                 file=sys.stderr,
             )
             return 1
-        (existing if d.is_dir() else created).append(str(d))
+        (existing if d.is_dir() else created).append(shown(d))
         d.mkdir(parents=True, exist_ok=True)
     config = memzoi / "config.toml"
     not_applied: list[dict[str, str]] = []
     if config.exists() or config.is_symlink():
-        existing.append(str(config))
+        existing.append(shown(config))
         if args.project_id is not None and _project_id(config) != args.project_id:
             not_applied.append(
                 {
                     "option": "--project-id",
                     "message": (
-                        f"{config} exists and is never overwritten, so --project-id was not written; set "
+                        f"{shown(config)} exists and is never overwritten, so --project-id was not written; set "
                         f'[project] id = "{args.project_id}" in it by hand if that is the project id'
                     ),
                 }
@@ -122,16 +123,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         project = f'[project]\nid = "{args.project_id}"\n' if args.project_id else '# [project]\n# id = "my-project"\n'
         atomic_write(config, _TEMPLATE.format(project=project).encode("utf-8"))
-        created.append(str(config))
+        created.append(shown(config))
     runtime = project_runtime_dir(root, create=True)
     if args.json:
         print(
             json.dumps(
                 {
-                    "project_root": str(root.resolve()),
+                    "project_root": shown(root.resolve()),
                     "created": created,
                     "existing": existing,
-                    "runtime_dir": str(runtime),
+                    "runtime_dir": shown(runtime),
                     "not_applied": not_applied,
                 },
                 indent=2,
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         for p in created:
             print(f"created {p}")
-        print(f"runtime directory: {runtime}")
+        print(f"runtime directory: {shown(runtime)}")
     for note in not_applied:
         print(f"memzoi init: {note['message']}", file=sys.stderr)
     return 0

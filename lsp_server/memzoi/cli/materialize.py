@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ._changes import add_common, emit_json, project_root, refuse, run_write
+from ._changes import add_common, emit_json, project_root, refuse, run_write, unreadable
 from ._common import add_command, add_group
 
 
@@ -130,10 +130,12 @@ def _emit(args: argparse.Namespace, artifact: dict[str, Any], id_key: str) -> in
         write_artifact(out, artifact)
     except Refusal as err:
         return refuse(args, err)
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
     if args.json:
-        emit_json({"path": str(out), id_key: artifact[id_key]})
+        emit_json({"path": shown_local_path(out), id_key: artifact[id_key]})
     else:
-        print(f"wrote {out} ({id_key} {artifact[id_key]})")
+        print(f"wrote {shown_local_path(out)} ({id_key} {artifact[id_key]})")
     return 0
 
 
@@ -154,10 +156,13 @@ def run_template(args: argparse.Namespace) -> int:
         write_text_artifact(Path(args.output), text)
     except Refusal as err:
         return refuse(args, err)
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
+    shown = shown_local_path(args.output)
     if args.json:
-        emit_json({"path": args.output})
+        emit_json({"path": shown})
     else:
-        print(f"wrote {args.output}; edit it, then run `memzoi materialize candidate {args.output}`")
+        print(f"wrote {shown}; edit it, then run `memzoi materialize candidate {shown}`")
     return 0
 
 
@@ -170,7 +175,7 @@ def run_candidate(args: argparse.Namespace) -> int:
         text = Path(args.draft).read_text(encoding="utf-8")
         candidate = build_candidate(project_root(args), text, action=args.action)
     except (OSError, UnicodeDecodeError) as err:
-        return refuse(args, Refusal("unreadable", f"{args.draft}: cannot read ({err})"))
+        return refuse(args, unreadable(args.draft, err))
     except Refusal as err:
         return refuse(args, err)
     return _emit(args, candidate, "candidate_id")
