@@ -208,3 +208,20 @@ def test_an_input_file_that_cannot_be_read_is_named_redacted(secret_repo):
         read_text_file(str(secret_repo / "missing.json"))
     assert caught.value.code == "unreadable" and caught.value.message.startswith(REDACTED_PREFIX)
     assert_no_token(caught.value.message)
+
+
+def test_integrate_list_names_an_unreadable_file_without_the_root(secret_repo, capsys, monkeypatch):
+    (secret_repo / "AGENTS.md").write_text("# agents\n", encoding="utf-8")
+    real = Path.read_bytes
+
+    def denied(self: Path) -> bytes:
+        if self.name == "AGENTS.md":  # root may read every file: the refusal is made, not provoked
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    code, out = run(capsys, secret_repo, "integrate", "list", "--json")
+    assert code == 0
+    assert_no_token(out)
+    [entry] = json.loads(out)["files"]
+    assert entry["error"] == "AGENTS.md: cannot read (Permission denied)"

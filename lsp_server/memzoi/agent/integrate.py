@@ -350,7 +350,10 @@ def list_files(root: Path) -> list[dict[str, Any]]:
         try:
             text, _ = decode(path.read_bytes(), name)
         except (InstructionError, OSError) as err:
-            entry["error"] = getattr(err, "message", None) or f"{name}: cannot read ({err})"
+            # an OSError's own text names the file by its absolute path, the project folder's name included
+            entry["error"] = (
+                getattr(err, "message", None) or f"{name}: cannot read ({getattr(err, 'strerror', None) or 'error'})"
+            )
             out.append(entry)
             continue
         span = locate(text)

@@ -2,7 +2,9 @@
 the git plane (SPEC §7, §8), one analysis per file (:func:`memzoi.stores.fileentry.make_entry`).
 
 Progress goes to stderr on a terminal (:mod:`memzoi.cli.progress`, off with ``--no-progress``); ``--json`` prints Memzoi's rebuild shape
-``{records_root, db_path, record_ids}`` plus ``proposal_ids``, ``files_indexed``, ``refused`` and ``seconds``.
+``{records_root, db_path, record_ids}`` plus ``proposal_ids``, ``files_indexed``, ``refused`` and ``seconds``. Paths are
+shown as :func:`memzoi.judge.pathsafety.shown_local_path` shows them (``<redacted-path:HEX>`` where a folder name
+bears a secret).
 """
 
 from __future__ import annotations

@@ -10,6 +10,12 @@ read, reported as ``readable`` rather than as index drift, since a rebuild canno
 reports runtime paths other users may read or enter (``runtime_modes``) before opening the index tightens them, and
 checks the ledger and the resident candidate database read-only, never repairing, replacing or deleting them.
 ``memzoi doctor`` prints it and the language server's ``memzoi.doctor`` command returns it.
+
+Every path in it, ``project_root`` and ``index_path`` included, is shown, never printed raw: a path of this machine
+as :func:`~memzoi.judge.pathsafety.shown_local_path` shows it (``<redacted-path:HEX>``, still a string, when any of
+its names bears a secret: a runtime path carries the memzoi home's and the project folder's names), a project file
+of the drift lists as :func:`~memzoi.judge.pathsafety.shown_path` shows it. The root is always shown, so every run
+loads the secret detectors (with a current index, the drift check loads them anyway).
 """
 
 from __future__ import annotations
