@@ -225,3 +225,15 @@ def test_integrate_list_names_an_unreadable_file_without_the_root(secret_repo, c
     assert_no_token(out)
     [entry] = json.loads(out)["files"]
     assert entry["error"] == "AGENTS.md: cannot read (Permission denied)"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_resident_show_names_the_project_file_redacted(secret_repo, capsys, as_json):
+    code, out = run(capsys, secret_repo, "resident", "show", *(["--json"] * as_json))
+    assert code == 0
+    assert_no_token(out)
+    if as_json:
+        [project] = [s for s in json.loads(out)["scopes"] if s["scope"] == "project"]
+        assert project["path"].startswith(REDACTED_PREFIX)
+    else:
+        assert f"# project: {REDACTED_PREFIX}" in out

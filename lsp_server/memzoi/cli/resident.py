@@ -169,19 +169,28 @@ def _reconciled(root: Path) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print both prompt blocks with their usage (or ``--json``)."""
+    from ..judge.pathsafety import shown_local_path, with_shown_paths  # noqa: PLC0415 lazy: start-up
     from ..resident.views import scope_views  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         _reconciled(project_root(args))
         views = scope_views(project_root(args))
+        # a resident file's absolute path carries the project folder's (or the home's) names: shown, never raw
+        shown = [
+            {
+                **v.to_json(),
+                "path": shown_local_path(v.file.path),
+                "error": v.error and with_shown_paths(v.error, v.file.path),
+            }
+            for v in views
+        ]
         if args.json:
-            emit_json({"scopes": [v.to_json() for v in views]})
+            emit_json({"scopes": shown})
             return 0
-        for v in views:
-            data = v.to_json()
-            print(f"# {v.file.scope}: {v.file.path} {data['usage']}")
-            if v.error:
-                print(f"  cannot read: {v.error}")
+        for v, data in zip(views, shown, strict=True):
+            print(f"# {v.file.scope}: {data['path']} {data['usage']}")
+            if data["error"]:
+                print(f"  cannot read: {data['error']}")
             print(v.block if v.block else "  (no entries)")
             print()
         return 0
