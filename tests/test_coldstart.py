@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memzoi.base import parallel
-from memzoi.runs import coldstart, scanverdicts
+from memzoi.runs import coldstart, prefill, scanverdicts
 from memzoi.stores.fileentry import entry_chunk
 from memzoi.stores.store import store_path
 
@@ -131,6 +131,7 @@ def test_no_fork_server_is_forked_from_a_process_running_threads(monkeypatch):
 def test_prefork_forks_only_for_a_likely_cold_project(tmp_path, monkeypatch):
     forked: list[str] = []
     monkeypatch.setattr(parallel, "fork_helper", lambda module: forked.append(module) or True)
+    monkeypatch.setattr(prefill, "start", lambda root, md: True)  # (tests/test_prefill.py)
     few, many = _few_and_many(tmp_path)
     looked: list[object] = []
     real = coldstart.worktree_runtime_dir

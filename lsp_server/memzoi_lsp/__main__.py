@@ -77,6 +77,38 @@ def _early_initialize(stdin: BinaryIO, stdout: BinaryIO) -> Early:
     return early
 
 
+def _prefork(early: Early | None) -> bool:
+    """:func:`memzoi.runs.coldstart.prefork` of the workspace folders the ``initialize`` read ``early`` names
+    (:func:`_early_roots`), before the protocol libraries are imported, when a kept answer to it went out already
+    (else the server forks later, :func:`memzoi_lsp.startup.prefork`). Returns whether it forked."""
+    if early is None or early.answered is None:
+        return False
+    from memzoi.runs.coldstart import prefork  # noqa: PLC0415 lazy: start-up
+
+    from .transport import initialize_request  # noqa: PLC0415 lazy: start-up
+
+    request = initialize_request(early)
+    try:
+        return prefork(_early_roots(request[1] if request is not None else {}))
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def _early_roots(params: dict[str, Any]) -> list[Path]:
+    """The folders ``initialize``'s ``params`` names, resolved: its ``workspaceFolders``, else its ``rootUri``, else
+    its ``rootPath`` (``file:`` URIs only). The server's own reading of them decides its projects; a folder read
+    otherwise here only misses the head start."""
+    from urllib.parse import unquote, urlsplit  # noqa: PLC0415 lazy: start-up
+
+    folders = params.get("workspaceFolders")
+    uris = [f.get("uri") for f in folders if isinstance(f, dict)] if isinstance(folders, list) else []
+    uris = uris or [params.get("rootUri")]
+    roots = [Path(unquote(u.path)) for u in (urlsplit(x) for x in uris if isinstance(x, str)) if u.scheme == "file"]
+    if not roots and isinstance(params.get("rootPath"), str):
+        roots.append(Path(params["rootPath"]))
+    return [root.resolve() for root in roots]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, configure logging to stderr and serve until the client exits."""
     from memzoi.base import gcpause  # noqa: PLC0415 lazy: start-up
@@ -110,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     stderr_level = args.log_level or "WARNING"
     # Before anything imports the protocol libraries (the log bridge does): a kept answer goes out at once.
     early = None if args.tcp else _early_initialize(sys.stdin.buffer, real_stdout.buffer)
+    # `initialize` answered already from the kept answer: a cold project's analysis loads and its workers' fork
+    # server forks now, before the protocol libraries, so its first files are analysed while they load
+    forked = _prefork(early)
     # Every import of lsprotocol, pygls and cattrs under the attrs code cache (the log bridge imports lsprotocol's
     # types too: imported before the cache, they were compiled afresh at every start).
     with _protocol_code_cache():
@@ -128,10 +163,10 @@ def main(argv: list[str] | None = None) -> int:
 
     server = create_server()
     install_bridge(server)
-    if early is not None:  # once `initialize` is answered, before any thread: a cold scan's fork server, forked
+    if early is not None:  # once `initialize` is answered, before any thread: as above (unless done already)
         from .startup import prefork  # noqa: PLC0415 lazy: start-up
 
-        early.settled = lambda: prefork(server)
+        early.settled = lambda: prefork(server, forked=forked)
     if args.tcp:
         host, port = args.tcp
         try:

@@ -119,7 +119,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
         # a cold scan (the cache vouches for nothing): its workers' fork server starts now, and no file is looked up
-        cold = await loop.run_in_executor(ls.scan_executor, cold_start, paths, cache)
+        cold = await loop.run_in_executor(ls.scan_executor, cold_start, paths, cache, project.root.resolve())
         start.ctx = getattr(cache, "stamp", None)  # no cache: nothing is stored
         links: dict[Any, bool] = {}
         total = len(uris)

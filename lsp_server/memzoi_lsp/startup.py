@@ -109,13 +109,14 @@ def workspace_roots(ls: Session) -> list[Path]:
     return roots
 
 
-def prefork(ls: Session) -> None:
+def prefork(ls: Session, *, forked: bool = False) -> None:
     """``initialize`` answered, before the server starts a thread: a likely cold project's analysis is loaded and
     its workers' fork server forked from this process, sharing those imports
-    (:func:`memzoi.runs.coldstart.prefork`)."""
+    (:func:`memzoi.runs.coldstart.prefork`); ``forked``: that was done before the protocol libraries were imported
+    (``initialize`` answered from the kept answer), and is only logged now."""
     from memzoi.runs.coldstart import prefork as fork  # noqa: PLC0415 lazy: start-up
 
-    if fork([root.resolve() for root in workspace_roots(ls)]):
+    if forked or fork([root.resolve() for root in workspace_roots(ls)]):
         log.info("the workers' fork server was forked from the server")
 
 

@@ -175,7 +175,9 @@ def _fresh_logging() -> None:
     logging.getLogger().setLevel(logging.WARNING)
 
 
-def _start_worker(parent: int | None) -> None:
+def start_worker(parent: int | None) -> None:
+    """Set up a process forked to work for ``parent`` (its pid; ``None``: its parent): a pool's worker, or another
+    process of the fork server's (:mod:`memzoi.runs.prefill`). See the comment for why."""
     # The modules inherited from the parent never become garbage: out of the collector's generations they stay
     # shared with the parent's pages. And the collector is off for the worker's life, as `memzoi check`'s workers
     # inherit it off (memzoi.runs.check): a chunk's work makes no reference cycles, so reference counting frees it
@@ -302,7 +304,7 @@ class ChunkPool(Generic[J, R]):
             return
         try:
             self._executor = ProcessPoolExecutor(
-                self.workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+                self.workers, mp_context=context, initializer=start_worker, initargs=(parent,)
             )
         except (OSError, ValueError):
             self._executor = None
@@ -372,4 +374,4 @@ class ChunkPool(Generic[J, R]):
 #: The future of a chunk not handed to the workers yet (``ChunkPool(ahead=...)``).
 _UNSENT: Any = object()
 
-__all__ = ["ChunkPool", "can_fork", "can_use_helper", "cpu_count", "start_helper"]
+__all__ = ["ChunkPool", "can_fork", "can_use_helper", "cpu_count", "start_helper", "start_worker"]

@@ -71,19 +71,29 @@ def prefork(roots: Iterable[str | os.PathLike[str]]) -> bool:
     before it reads on): when the project of one of ``roots`` (folders holding a ``.memzoi``) is
     :func:`likely_cold`, load the analysis as its first document would (:func:`memzoi.runs.checkimports.load_judging`)
     and start the workers' fork server by forking the caller (:func:`memzoi.base.parallel.fork_helper`), so the fork
-    server shares those imports instead of importing them again (issue 29: cold server scan). Returns whether it
-    forked; a caller for which it did not gets its fork server from :func:`prestart` as before. Never raises."""
+    server shares those imports instead of importing them again (issue 29: cold server scan); then the first such
+    project's first files are analysed from that fork server while the caller starts (:mod:`memzoi.runs.prefill`).
+    Returns whether it forked; a caller for which it did not gets its fork server from :func:`prestart` as before.
+    Never raises."""
     try:
         folders = [(root, os.path.join(root, MEMZOI_DIR)) for root in roots]
         # the names first: a workspace without a large .memzoi never has git asked for its keys here (the store's
         # place), on the way to its first diagnostics
-        if not any(many_files(memzoi_dir) and likely_cold(root, memzoi_dir) for root, memzoi_dir in folders):
+        cold = [(root, md) for root, md in folders if many_files(md) and likely_cold(root, md)]
+        if not cold:
             return False
         from ..base.parallel import fork_helper  # noqa: PLC0415 lazy: start-up
         from .checkimports import ANALYSING, load_judging  # noqa: PLC0415 lazy: start-up
 
         load_judging(ANALYSING)
-        return fork_helper(WORKER_MODULE)
+        if not fork_helper(WORKER_MODULE):
+            return False
+        from . import prefill  # noqa: PLC0415 lazy: start-up
+
+        # the first one's first files analysed on the core the caller's start-up leaves idle (one process: more
+        # would compete with the start-up itself on a machine of two cores)
+        prefill.start(*cold[0])
+        return True
     except Exception:  # noqa: BLE001  # the fork server then starts as before (prestart)
         return False
 

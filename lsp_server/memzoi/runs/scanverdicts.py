@@ -13,8 +13,10 @@ one analysis gives the first stage, its store entry and, for a record or a packe
 from __future__ import annotations
 
 import functools
+import logging
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from ..project.admission import GitVisibility
@@ -22,8 +24,10 @@ from ..project.verdict import ProjectContext
 from ..stores.fileentry import FileEntry, entry_chunk
 from ..stores.firststage import FirstStage, from_payload
 from ..stores.store import path_key
-from ..stores.verdictcache import ProjectCache
+from ..stores.verdictcache import ProjectCache, context_stamp
 from .coldstart import PARALLEL_THRESHOLD, start_workers
+
+log = logging.getLogger("memzoi.scan")
 
 
 def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> ProjectCache | None:
@@ -62,17 +66,23 @@ def cached_stages(
     return out
 
 
-def cold_start(paths: list[str], cache: ProjectCache | None) -> bool:
+def cold_start(
+    paths: list[str], cache: ProjectCache | None, project_root: str | os.PathLike[str] | None = None
+) -> bool:
     """True when ``cache`` (:func:`open_cache`'s) can vouch for none of ``paths``, every file of a project's scan:
     it holds no entry under its stamp, or there is none (a first scan, or one after a change of the tool or the
     configuration). :func:`cached_stages` would then give ``None`` for each, so the caller goes straight to
     :func:`analyse`; for :data:`PARALLEL_THRESHOLD` paths or more, the fork server of its workers is started now
     (:func:`memzoi.base.parallel.start_helper`), its imports running beside the caller's own work until the first
-    chunk is sent (issue 29: cold server scan). Run it where ``cache`` was opened. Never raises."""
+    chunk is sent (issue 29: cold server scan). A scan that is not cold ends the pre-filling of the project at
+    ``project_root`` (:mod:`memzoi.runs.prefill`), if one runs. Run it where ``cache`` was opened. Never raises."""
     try:
         cold = cache is None or cache.holds_none()
     except Exception:  # noqa: BLE001 - the cache never breaks a scan: then it is asked file by file
-        return False
+        cold = False
+    prefill = sys.modules.get("memzoi.runs.prefill")  # loaded only where one was started
+    if not cold and prefill is not None and project_root is not None:
+        prefill.cancel(os.fspath(project_root))
     if cold and len(paths) >= PARALLEL_THRESHOLD:
         start_workers()  # a no-op when it runs already (memzoi.runs.coldstart.prestart)
     return cold
@@ -96,18 +106,72 @@ def analyse(
         if unasked:
             git.ask(unasked)
     jobs = [(p, (git.visibility(p) if git is not None else GitVisibility.UNKNOWN).value) for p in paths]
+    taken = _prefilled(jobs, ctx, index_root)
+    usable = taken[0] if taken is not None else set()
+    left = [job for job in jobs if job[0] not in usable] if usable else jobs
     n = min(cpu_count(), 8) if workers is None else workers
+    chunksize = max(16, min(100, len(left) // (max(1, n) * 8)))
     pool: ChunkPool[tuple[str, str], FileEntry | None] = ChunkPool(
         functools.partial(entry_chunk, now=ctx.now, root=str(index_root)),
         workers=n,
-        chunksize=max(16, min(100, len(jobs) // (max(1, n) * 8))),
+        chunksize=chunksize,
         start_at=PARALLEL_THRESHOLD,
         helper=True,
-        ahead=2 * max(1, n),  # the caller publishes as it takes results: never every result held at once
+        # the caller publishes as it takes results: never every result held at once (a few chunks more while it
+        # takes the pre-filled files first, so the workers do not wait meanwhile)
+        ahead=2 * max(1, n) + min(4, len(usable) // chunksize),
+        total=len(left),  # guided: the last chunks shrink, so the workers finish together (as `memzoi rebuild`'s)
     )
-    for job in jobs:
+    for job in left:
         pool.add(job)
-    yield from pool.iter_results()
+    if taken is None:
+        yield from pool.iter_results()
+        return
+    results, received = pool.iter_results(), taken[1]
+    held: dict[str, FileEntry | None] = {}
+    try:
+        for path, visibility in jobs:
+            if path not in usable:
+                yield next(results)
+                continue
+            if path not in held:
+                for got_path, got in received:  # in the listing's order, as the jobs: one at a time
+                    held[got_path] = got
+                    if got_path == path:
+                        break
+            if path in held:
+                yield held.pop(path)
+            else:  # lost on the way: made here
+                yield entry_chunk([(path, visibility)], now=ctx.now, root=str(index_root))[0]
+    finally:
+        for done in (results, received):  # the workers left stopped (the caller closed this early), else ended
+            if isinstance(done, Generator):
+                done.close()
+
+
+def _prefilled(
+    jobs: list[tuple[str, str]], ctx: ProjectContext, index_root: str | os.PathLike[str]
+) -> tuple[set[str], Iterator[tuple[str, FileEntry | None]]] | None:
+    """What the pre-filling of the project at ``index_root`` made (:func:`memzoi.runs.prefill.claim`) that the scan
+    can take for ``jobs``: ``(paths, entries)``, the files made under ``ctx``'s configuration with the git
+    visibility the scan asked (the others are made again by the scan's workers), or ``None``."""
+    from . import prefill  # noqa: PLC0415 lazy: start-up
+
+    claimed = prefill.claim(os.fspath(index_root))
+    if claimed is None:
+        return None
+    stamp, made, entries = claimed
+    usable = (
+        {path for path, visibility in jobs if made.get(path) == visibility}
+        if stamp == context_stamp(ctx.config)
+        else set()
+    )
+    if not usable:
+        if isinstance(entries, Generator):
+            entries.close()
+        return None
+    log.info("%d of %d files were analysed ahead of the scan", len(usable), len(jobs))
+    return usable, entries
 
 
 __all__ = ["PARALLEL_THRESHOLD", "analyse", "cached_stages", "cold_start", "open_cache"]
