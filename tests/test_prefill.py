@@ -161,6 +161,15 @@ def _analysed(tmp_path: Path, md: Path, monkeypatch: Any, claim: Any) -> list[Fi
     return list(scanverdicts.analyse(paths, ctx, index_root=tmp_path, workers=1))
 
 
+def _tracked(entries: dict[str, FileEntry | None], closed: list[bool]) -> Iterator[tuple[str, FileEntry | None]]:
+    """``entries`` as a claim's iterator gives them; ``closed`` is appended ``True`` when it is ended (closed or
+    done)."""
+    try:
+        yield from entries.items()
+    finally:
+        closed.append(True)
+
+
 def _taken(got: FileEntry | None) -> bool:
     """Whether ``got`` is an entry of a claim (:func:`_claim`), not one made by the scan."""
     return got is not None and id(got) in _CLAIMED
@@ -192,14 +201,7 @@ def test_files_made_with_another_visibility_or_configuration_or_lost_are_made_ag
     assert all(_same(a, b) for a, b in zip(got, alone, strict=True))
     # another configuration: nothing taken, and what was received is let go
     closed: list[bool] = []
-
-    def other() -> Iterator[tuple[str, FileEntry | None]]:
-        try:
-            yield from entries.items()
-        finally:
-            closed.append(True)
-
-    received_other = other()
+    received_other = _tracked(entries, closed)
     next(received_other)  # begun, so that closing it runs its end
     got = _analysed(tmp_path, md, monkeypatch, ("another stamp", made, received_other))
     assert not any(_taken(g) for g in got) and closed == [True]
@@ -211,14 +213,7 @@ def test_a_scan_that_stops_early_lets_the_entries_go(tmp_path, monkeypatch):
     paths = sorted(listed(str(md)))
     entries, (stamp, made) = _claim(tmp_path, md, paths[:10])
     closed: list[bool] = []
-
-    def received() -> Iterator[tuple[str, FileEntry | None]]:
-        try:
-            yield from entries.items()
-        finally:
-            closed.append(True)
-
-    monkeypatch.setattr(prefill, "claim", lambda root: (stamp, made, received()))
+    monkeypatch.setattr(prefill, "claim", lambda root: (stamp, made, _tracked(entries, closed)))
     ctx = ProjectContext.of(md, git=GitFacts(tmp_path))
     results = scanverdicts.analyse(paths, ctx, index_root=tmp_path, workers=1)
     assert _taken(next(results))

@@ -14,12 +14,12 @@ import os
 import sqlite3
 from pathlib import Path
 
-import blake3
 import pytest
 
 from memzoi.cli.main import main
 from memzoi.runs import doctor
 
+from ..test_store import _damage_table as damage_table
 from .conftest import TARGET_ID
 
 PROPOSAL = "mem_2026_07_06_auth_001"
@@ -30,18 +30,6 @@ def run(capsys, repo: Path, *argv: str) -> tuple[int, str, str]:
     code = main([*argv, "--root", str(repo)])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def damage_table(db: Path, table: str) -> None:
-    """Overwrite the root page of ``table`` in ``db`` with noise, the header and schema left whole."""
-    with sqlite3.connect(db) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        page = conn.execute("PRAGMA page_size").fetchone()[0]
-        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
-    assert root > 1
-    with open(db, "r+b") as f:
-        f.seek((root - 1) * page)
-        f.write(blake3.blake3(b"noise").digest(length=page))
 
 
 def tree(root: Path) -> dict[str, str]:
