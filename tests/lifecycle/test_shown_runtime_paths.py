@@ -17,6 +17,8 @@ from hypothesis import given, strategies as st
 from memzoi.cli.main import main
 from memzoi.judge.pathsafety import REDACTED_PREFIX, redacted_path, shown_local_path, with_shown_paths
 
+from ..resident.reflection_helpers import ADD, transcript, user_config
+from ..resident.stub_endpoint import Reply, Stub, call
 from .conftest import TARGET_ID, seed
 
 #: A GitHub-token-shaped project folder name and memzoi home name (built, never stored whole).
@@ -237,3 +239,134 @@ def test_resident_show_names_the_project_file_redacted(secret_repo, capsys, as_j
         assert project["path"].startswith(REDACTED_PREFIX)
     else:
         assert f"# project: {REDACTED_PREFIX}" in out
+
+
+@pytest.fixture
+def resident_repo(secret_repo, tmp_path, monkeypatch) -> Path:
+    """``secret_repo`` with a project resident file and Zuno's configuration (a reflection model whose endpoint
+    is never called here) in ``tmp_path``."""
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
+    user_config(tmp_path, "http://127.0.0.1:9/v1")
+    (secret_repo / ".zuno").mkdir()
+    (secret_repo / ".zuno" / "RULES.md").write_text("Run make lint.\n", encoding="utf-8")
+    return secret_repo
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_resident_state_names_its_files_redacted(resident_repo, capsys, as_json):
+    code, out = run(capsys, resident_repo, "resident", "state", *(["--json"] * as_json))
+    assert code == 0
+    assert_no_token(out)
+    if as_json:
+        [project] = [f for f in json.loads(out)["files"] if f["scope"] == "project"]
+        assert project["path"] == redacted_path(resident_repo.resolve() / ".zuno" / "RULES.md")
+    else:
+        assert f"# project: {REDACTED_PREFIX}" in out
+
+
+def test_reflection_jobs_name_their_project_redacted(resident_repo, capsys):
+    code, out = run(capsys, resident_repo, "resident", "turn", "--session", "s", "--message", "m1", "--json")
+    assert code == 0
+    assert_no_token(out)
+    job = json.loads(out)["job"]
+    assert job["project_root"] == redacted_path(resident_repo.resolve())
+    for argv in (["jobs", "--json"], ["job", job["id"], "--json"], ["state", "--json"], ["job", job["id"]]):
+        code, out = run(capsys, resident_repo, "resident", *argv)
+        assert code == 0 and job["id"] in out
+        assert_no_token(out)
+
+
+def test_a_reflection_names_its_job_and_candidate_redacted(resident_repo, tmp_path, capsys):
+    with Stub() as stub:
+        user_config(tmp_path, stub.url)
+        stub.replies.append(Reply("json", [call("propose_resident_memory", ADD)]))
+        run(capsys, resident_repo, "resident", "turn", "--session", "s", "--message", "msg_1")
+        code, out = run(
+            capsys,
+            resident_repo,
+            "resident",
+            "reflect",
+            "--session",
+            "s",
+            "--transcript",
+            str(transcript(tmp_path)),
+            "--json",
+        )
+    assert code == 0
+    assert_no_token(out)
+    assert json.loads(out)["job"]["project_root"] == redacted_path(resident_repo.resolve())
+    code, out = run(capsys, resident_repo, "resident", "state", "--json")
+    assert_no_token(out)
+    [cand] = json.loads(out)["memory_candidates"]
+    assert cand["path"] == redacted_path(resident_repo.resolve() / ".zuno" / "RULES.md")
+
+
+def test_resident_remove_json_names_its_file_redacted(resident_repo, capsys):
+    code, out = run(capsys, resident_repo, "resident", "remove", "lint", "--json")
+    assert code == 0
+    assert_no_token(out)
+    assert json.loads(out)["target_path"] == redacted_path(resident_repo.resolve() / ".zuno" / "RULES.md")
+
+
+def _denied(monkeypatch) -> None:
+    """Reading RULES.md fails as for a file of another user (root may read every file: the failure is made)."""
+    from memzoi.resident import store
+
+    real = store.read_state
+
+    def denied(path):
+        if Path(path).name == "RULES.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(store, "read_state", denied)
+
+
+def test_the_resident_store_names_an_unreadable_file_redacted(resident_repo, monkeypatch):
+    from memzoi.ledger import Refusal
+    from memzoi.resident.store import read_raw
+
+    _denied(monkeypatch)
+    with pytest.raises(Refusal) as caught:
+        read_raw(resident_repo / ".zuno" / "RULES.md")
+    shown = redacted_path(resident_repo / ".zuno" / "RULES.md")
+    assert caught.value.code == "unreadable" and caught.value.path == shown
+    assert caught.value.message == f"{shown}: cannot read (Permission denied); check permissions"
+    assert_no_token(caught.value.message)
+
+
+def test_resident_state_names_an_unreadable_file_redacted(resident_repo, capsys, monkeypatch):
+    _denied(monkeypatch)
+    code, out = run(capsys, resident_repo, "resident", "state", "--json")
+    assert code == 0
+    assert_no_token(out)
+    [project] = [f for f in json.loads(out)["files"] if f["scope"] == "project"]
+    assert project["error"].startswith(REDACTED_PREFIX) and "cannot read (Permission denied)" in project["error"]
+
+
+def test_resident_propose_and_list_json_name_the_file_redacted(resident_repo, capsys):
+    shown = redacted_path(resident_repo.resolve() / ".zuno" / "RULES.md")
+    code, out = run(
+        capsys,
+        resident_repo,
+        "resident",
+        "propose",
+        "--scope",
+        "project",
+        "--action",
+        "add",
+        "--content",
+        "Run make test.",
+        "--reason",
+        "asked",
+        "--confidence",
+        "0.5",
+        "--json",
+    )
+    assert code == 0
+    assert_no_token(out)
+    assert json.loads(out)["target_path"] == shown
+    code, out = run(capsys, resident_repo, "resident", "list", "--json")
+    assert code == 0
+    assert_no_token(out)
+    assert [c["target_path"] for c in json.loads(out)["candidates"]] == [shown]

@@ -169,21 +169,14 @@ def _reconciled(root: Path) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print both prompt blocks with their usage (or ``--json``)."""
-    from ..judge.pathsafety import shown_local_path, with_shown_paths  # noqa: PLC0415 lazy: start-up
+    from ..resident.projection import shown_paths  # noqa: PLC0415 lazy: start-up
     from ..resident.views import scope_views  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         _reconciled(project_root(args))
         views = scope_views(project_root(args))
         # a resident file's absolute path carries the project folder's (or the home's) names: shown, never raw
-        shown = [
-            {
-                **v.to_json(),
-                "path": shown_local_path(v.file.path),
-                "error": v.error and with_shown_paths(v.error, v.file.path),
-            }
-            for v in views
-        ]
+        shown = [shown_paths(v.to_json()) for v in views]
         if args.json:
             emit_json({"scopes": shown})
             return 0
@@ -201,13 +194,14 @@ def run_show(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     """Print the candidates (or ``--json``)."""
     from ..resident.locator import preview  # noqa: PLC0415 lazy: start-up
+    from ..resident.projection import shown_paths  # noqa: PLC0415 lazy: start-up
     from ..resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         _reconciled(project_root(args))
         cands = [c for c in candidates_for(project_root(args)) if not args.status or c.status == args.status]
         if args.json:
-            emit_json({"candidates": [c.to_json() for c in cands]})
+            emit_json({"candidates": [shown_paths(c.to_json()) for c in cands]})
             return 0
         for c in cands:
             print(describe(c))
@@ -225,7 +219,9 @@ def run_list(args: argparse.Namespace) -> int:
 def _emit(args: argparse.Namespace, c: Candidate, **extra: Any) -> int:
     """Print candidate ``c`` (its JSON with ``extra`` under ``--json``); returns the exit code, 0."""
     if args.json:
-        emit_json({**c.to_json(), **extra})
+        from ..resident.projection import shown_paths  # noqa: PLC0415 lazy: start-up
+
+        emit_json(shown_paths({**c.to_json(), **extra}))
         return 0
     print(f"candidate {c.id} {c.status} ({c.scope} {c.action})")
     if extra.get("promoted"):

@@ -100,6 +100,7 @@ def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
 
 def run_turn(args: argparse.Namespace) -> int:
     """Count a delivered message; print whether a review is due (exit 0 either way)."""
+    from ..resident.projection import shown_paths  # noqa: PLC0415 lazy: start-up
     from ..resident.reflection import record_turn  # noqa: PLC0415 lazy: start-up
     from ..resident.reflection_config import reflection_settings  # noqa: PLC0415 lazy: start-up
 
@@ -115,7 +116,7 @@ def run_turn(args: argparse.Namespace) -> int:
             project_root=project_root(args),
         )
         if args.json:
-            emit_json({**adm.to_json(), "disabled": settings.disabled})
+            emit_json(shown_paths({**adm.to_json(), "disabled": settings.disabled}))
             return 0
         if adm.state == "not_counted":
             print(f"not counted: an interrupted turn ({adm.count} delivered messages in session {args.session})")
@@ -143,12 +144,13 @@ def run_turn(args: argparse.Namespace) -> int:
 
 def run_reflect(args: argparse.Namespace) -> int:
     """Run one review; exit 1 when it failed or is disabled."""
+    from ..resident.projection import shown_paths  # noqa: PLC0415 lazy: start-up
     from ..resident.reflection import reflect  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         res = reflect(project_root(args), args.session, args.transcript)
         if args.json:
-            emit_json(res.to_json())
+            emit_json(shown_paths(res.to_json()))
         else:
             job = f"job {res.job.id}: " if res.job and res.job.id not in res.message else ""
             print(f"{res.state}: {job}{res.message}")
@@ -209,7 +211,7 @@ def run_state(args: argparse.Namespace) -> int:
 
     def go() -> int:
         reconcile_jobs()
-        state = work_state(project_root(args))
+        state = work_state(project_root(args))  # its paths shown (projection.shown_paths), never raw
         if args.json:
             emit_json(state)
             return 0
@@ -232,11 +234,12 @@ def run_state(args: argparse.Namespace) -> int:
 def run_remove(args: argparse.Namespace) -> int:
     """Remove one entry in one audited step."""
     from ..resident.decisions import remove_entry  # noqa: PLC0415 lazy: start-up
+    from ..resident.projection import shown_paths  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         c = remove_entry(project_root(args), args.scope, args.locator, actor=actor(args), reason=args.reason)
         if args.json:
-            emit_json(c.to_json())
+            emit_json(shown_paths(c.to_json()))
         else:
             print(
                 f"candidate {c.id} {c.status} ({c.scope} remove): removed `{c.old_text}`; undo with "

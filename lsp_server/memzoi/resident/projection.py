@@ -5,7 +5,9 @@ zuno-types ``lib.rs``, turn.rs ``work_state``), with the reflection jobs and the
 :func:`work_state` is the one function the command line (``memzoi resident state --json``), the language
 server (``memzoi.resident.state`` and its views) and the MCP tool ``get_resident_memory`` return or render.
 :func:`job_detail` is one job with its request and outcome records. Every text that leaves here is screened for
-secrets (:func:`memzoi.safety.redact.scrub`), like every other view.
+secrets (:func:`memzoi.safety.redact.scrub`), like every other view, after its paths of this machine are shown
+as :func:`shown_paths` shows them (``<redacted-path:…>`` when a folder's name bears a secret, as ``memzoi resident
+show`` and ``doctor``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judge.config_model import MemzoiConfig
+from ..judge.pathsafety import shown_local_path, with_shown_paths
 from ..ledger import Refusal
 from . import candidates as db, jobs
 from .candidates import Candidate
@@ -46,6 +49,31 @@ def screen(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: screen(v) for k, v in value.items()}
     return value
+
+
+#: Keys whose value is an absolute path of this machine in the resident views (a resident file's, a candidate's
+#: target, a reflection job's project root): they carry the project folder's and the memzoi home's names.
+LOCAL_PATH_KEYS = frozenset({"path", "target_path", "project_root"})
+
+
+def shown_paths(value: Any) -> Any:
+    """``value`` (JSON data: dicts, lists, scalars) with every string under a key of :data:`LOCAL_PATH_KEYS`, at
+    any depth, as :func:`memzoi.judge.pathsafety.shown_local_path` shows it, and an ``error`` or ``diagnostic``
+    beside such a path (the resident store's refusal names its file) spelled through
+    :func:`~memzoi.judge.pathsafety.with_shown_paths`. A new value; ``value`` is not changed."""
+    if isinstance(value, list):
+        return [shown_paths(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {
+        k: shown_local_path(v) if k in LOCAL_PATH_KEYS and isinstance(v, str) else shown_paths(v)
+        for k, v in value.items()
+    }
+    named = [v for k, v in value.items() if k in LOCAL_PATH_KEYS and isinstance(v, str)]
+    for key in ("error", "diagnostic"):
+        for path in named if isinstance(out.get(key), str) else ():
+            out[key] = with_shown_paths(out[key], path)
+    return out
 
 
 def candidate_projection(c: Candidate, job_ids: dict[tuple[str, str], str]) -> dict[str, Any]:
@@ -109,8 +137,8 @@ def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> 
          "memory_candidates": [candidate_projection …],        # pending first, newest first
          "reflection_jobs": [job_projection …]}                # newest first
 
-    Raises :class:`Refusal` ``invalid_config`` when the project's ``[resident]`` cannot say where the files are.
-    Never creates the database."""
+    Paths are shown by :func:`shown_paths`, then every string screened. Raises :class:`Refusal` ``invalid_config``
+    when the project's ``[resident]`` cannot say where the files are. Never creates the database."""
     root = Path(project_root).resolve()
     config = config or project_config(root)
     files = []
@@ -131,19 +159,21 @@ def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> 
     else:
         known = {}
     state: dict[str, Any] = screen(
-        {
-            "memory_entries": entries,
-            "files": files,
-            "memory_candidates": [candidate_projection(c, known) for c in cands],
-            "reflection_jobs": job_rows,
-        }
+        shown_paths(
+            {
+                "memory_entries": entries,
+                "files": files,
+                "memory_candidates": [candidate_projection(c, known) for c in cands],
+                "reflection_jobs": job_rows,
+            }
+        )
     )
     return state
 
 
 def job_detail(job_id: str) -> dict[str, Any]:
     """``{"job", "request", "outcome", "candidates"}`` of the reflection job ``job_id`` (a unique prefix works):
-    the records exactly as stored, secrets screened; ``candidates`` are the ids the review proposed. Raises
+    the records exactly as stored, secrets screened and local paths shown (:func:`shown_paths`); ``candidates`` are the ids the review proposed. Raises
     :class:`Refusal` ``job_not_found``."""
     if not db.db_path().exists():
         raise Refusal("job_not_found", f"no reflection job {job_id}; see `memzoi resident jobs`")
@@ -160,12 +190,14 @@ def job_detail(job_id: str) -> dict[str, Any]:
         )
         cands = [r[0] for r in rows]
     detail: dict[str, Any] = screen(
-        {
-            "job": job.to_json(),
-            "request": records.get("request"),
-            "outcome": records.get("outcome"),
-            "candidates": cands,
-        }
+        shown_paths(
+            {
+                "job": job.to_json(),
+                "request": records.get("request"),
+                "outcome": records.get("outcome"),
+                "candidates": cands,
+            }
+        )
     )
     return detail
 

@@ -32,6 +32,7 @@ from ..base.gitexclude import exclude
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
 from ..base.runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
 from ..base.runtime_errors import runtime_error
+from ..judge.pathsafety import shown_local_path
 from ..ledger import Refusal
 from .encoding import Layout, decode, mixed_endings
 from .format import parse, round_trips, serialize
@@ -122,6 +123,16 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
         yield
 
 
+def _unreadable(path: Path, err: OSError) -> Refusal:
+    """The ``unreadable`` refusal of the resident file ``path``: named as
+    :func:`~memzoi.judge.pathsafety.shown_local_path` shows it (its absolute path carries the project folder's or
+    the memzoi home's names), with the OS error's strerror, never its text, which repeats the path."""
+    shown = shown_local_path(path)
+    return Refusal(
+        "unreadable", f"{shown}: cannot read ({err.strerror or type(err).__name__}); check permissions", shown
+    )
+
+
 def read_raw(path: Path) -> tuple[Stamp, bytes | None, int | None]:
     """``(stamp, bytes, mode)`` of ``path``; ``(None, None, None)`` when absent (an absent file is an empty store).
 
@@ -133,9 +144,7 @@ def read_raw(path: Path) -> tuple[Stamp, bytes | None, int | None]:
     except FileNotFoundError:
         st = None
     except OSError as err:
-        raise Refusal(
-            "unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)
-        ) from err
+        raise _unreadable(path, err) from err
     try:
         data = read_state(path)
     except UnsafeWriteError as err:
@@ -146,9 +155,7 @@ def read_raw(path: Path) -> tuple[Stamp, bytes | None, int | None]:
             str(path),
         ) from err
     except OSError as err:
-        raise Refusal(
-            "unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)
-        ) from err
+        raise _unreadable(path, err) from err
     if data is None:
         return None, None, None
     assert st is not None
