@@ -370,3 +370,36 @@ def test_resident_propose_and_list_json_name_the_file_redacted(resident_repo, ca
     assert code == 0
     assert_no_token(out)
     assert [c["target_path"] for c in json.loads(out)["candidates"]] == [shown]
+
+
+@pytest.mark.parametrize("damage", ["symlink", "utf16"])
+def test_a_resident_write_refusal_names_the_file_redacted(resident_repo, capsys, damage):
+    rules = resident_repo / ".zuno" / "RULES.md"
+    if damage == "symlink":
+        real = resident_repo / "real-rules.md"
+        rules.rename(real)
+        rules.symlink_to(real)
+    else:
+        rules.write_bytes("Run make lint.\n".encode("utf-16"))
+    code, out = run(
+        capsys,
+        resident_repo,
+        "resident",
+        "propose",
+        "--scope",
+        "project",
+        "--action",
+        "add",
+        "--content",
+        "Run make test.",
+        "--reason",
+        "asked",
+        "--confidence",
+        "0.5",
+        "--json",
+    )
+    assert code == 1
+    assert_no_token(out)
+    error = json.loads(out)["error"]
+    assert error["code"] == ("unsafe_path" if damage == "symlink" else "unreadable")
+    assert error["path"].startswith(REDACTED_PREFIX) and error["message"].startswith(REDACTED_PREFIX)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from ..base.utf8 import storable
 
 # Re-exported (the ledger's name for them).
 from ..base.vocabulary import RECOVERY_MODES as RECOVERY_MODES
-from ..judge.pathsafety import bears_secret, shown_path
+from ..judge.pathsafety import bears_secret, shown_local_path, shown_path, with_shown_paths
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
 SOURCES = ("editor", "cli", "mcp")
@@ -37,6 +38,14 @@ class Refusal(Exception):
         self.code = code
         self.message = message
         self.path = path
+
+    @classmethod
+    def of_local_path(cls, code: str, message: str, path: str | os.PathLike[str]) -> Refusal:
+        """A refusal about ``path``, a path of this machine that is no project file (a resident file, its lock):
+        ``message`` with ``path`` and its folders spelled as :func:`~memzoi.judge.pathsafety.with_shown_paths`
+        spells them and ``path`` as :func:`~memzoi.judge.pathsafety.shown_local_path` shows it (any folder's name
+        may bear a secret, which the constructor's last-name rule would miss)."""
+        return cls(code, with_shown_paths(message, path), shown_local_path(path))
 
     def to_json(self) -> dict[str, Any]:
         """``{"error": {"code", "message"}}`` (SPEC §8), plus ``path`` when known."""

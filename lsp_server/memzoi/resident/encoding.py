@@ -157,12 +157,12 @@ def decode(data: bytes, path: Path) -> tuple[str, Layout]:
 
     why = foreign_encoding(data)
     if why is not None:
-        raise Refusal(
+        raise Refusal.of_local_path(
             "unreadable",
             f"{path}: {why}; Zuno reads resident memory only as UTF-8, so memzoi neither "
             "reads nor writes the file and leaves it as it is: re-save it as UTF-8 (with or without a "
             "byte order mark, any line endings) and retry",
-            str(path),
+            path,
         )
     bom = data.startswith(BOM)
     text = data[len(BOM) :].decode("utf-8") if bom else data.decode("utf-8")

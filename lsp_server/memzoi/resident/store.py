@@ -32,7 +32,6 @@ from ..base.gitexclude import exclude
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
 from ..base.runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
 from ..base.runtime_errors import runtime_error
-from ..judge.pathsafety import shown_local_path
 from ..ledger import Refusal
 from .encoding import Layout, decode, mixed_endings
 from .format import parse, round_trips, serialize
@@ -85,7 +84,7 @@ def resident_lock(path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[N
         with lifecycle_lock(path, timeout=timeout, runtime_dir=folder):
             yield
     except LockBusy as err:
-        raise Refusal("lock_busy", f"{path}: {err}", str(path)) from err
+        raise Refusal.of_local_path("lock_busy", f"{path}: {err}", path) from err
 
 
 @contextmanager
@@ -109,27 +108,25 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
             _hidden[companion.parent] = exclude(companion.parent, "*" + WRITE_LOCK_SUFFIX)
         held.enter_context(path_lock(companion, timeout=WRITE_LOCK_TIMEOUT if timeout is None else timeout))
     except LockBusy as err:
-        raise Refusal(
-            "lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)", str(path)
+        raise Refusal.of_local_path(
+            "lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)", path
         ) from err
     except OSError as err:
-        raise Refusal(
+        raise Refusal.of_local_path(
             "unsafe_path",
-            f"{companion}: cannot take the writer lock ({err.strerror or err}); it must be "
+            f"{companion}: cannot take the writer lock ({err.strerror or type(err).__name__}); it must be "
             "a regular file beside the resident file",
-            str(path),
+            path,
         ) from err
     with held:
         yield
 
 
 def _unreadable(path: Path, err: OSError) -> Refusal:
-    """The ``unreadable`` refusal of the resident file ``path``: named as
-    :func:`~memzoi.judge.pathsafety.shown_local_path` shows it (its absolute path carries the project folder's or
-    the memzoi home's names), with the OS error's strerror, never its text, which repeats the path."""
-    shown = shown_local_path(path)
-    return Refusal(
-        "unreadable", f"{shown}: cannot read ({err.strerror or type(err).__name__}); check permissions", shown
+    """The ``unreadable`` refusal of the resident file ``path``, named as :meth:`Refusal.of_local_path` names it,
+    with the OS error's strerror, never its text, which repeats the path."""
+    return Refusal.of_local_path(
+        "unreadable", f"{path}: cannot read ({err.strerror or type(err).__name__}); check permissions", path
     )
 
 
@@ -148,11 +145,11 @@ def read_raw(path: Path) -> tuple[Stamp, bytes | None, int | None]:
     try:
         data = read_state(path)
     except UnsafeWriteError as err:
-        raise Refusal(
+        raise Refusal.of_local_path(
             "unsafe_path",
             f"{err}; memzoi never reads or writes resident memory through a symlink: "
             "point `[resident]` in .memzoi/config.toml at the real file",
-            str(path),
+            path,
         ) from err
     except OSError as err:
         raise _unreadable(path, err) from err
@@ -294,7 +291,7 @@ class ResidentStore:
                 hook=hook,
             )
         except UnsafeWriteError as err:
-            raise Refusal(
-                "unsafe_path", f"{err}; memzoi never writes resident memory through a symlink", str(self.file.path)
+            raise Refusal.of_local_path(
+                "unsafe_path", f"{err}; memzoi never writes resident memory through a symlink", self.file.path
             ) from err
         self._load(*read_raw(self.file.path))
