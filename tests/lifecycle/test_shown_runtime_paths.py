@@ -344,25 +344,14 @@ def test_resident_state_names_an_unreadable_file_redacted(resident_repo, capsys,
     assert project["error"].startswith(REDACTED_PREFIX) and "cannot read (Permission denied)" in project["error"]
 
 
+#: ``memzoi resident propose`` of one project line, in JSON.
+PROPOSE = ("resident", "propose", "--scope", "project", "--action", "add", "--content", "Run make test.")
+PROPOSE += ("--reason", "asked", "--confidence", "0.5", "--json")
+
+
 def test_resident_propose_and_list_json_name_the_file_redacted(resident_repo, capsys):
     shown = redacted_path(resident_repo.resolve() / ".zuno" / "RULES.md")
-    code, out = run(
-        capsys,
-        resident_repo,
-        "resident",
-        "propose",
-        "--scope",
-        "project",
-        "--action",
-        "add",
-        "--content",
-        "Run make test.",
-        "--reason",
-        "asked",
-        "--confidence",
-        "0.5",
-        "--json",
-    )
+    code, out = run(capsys, resident_repo, *PROPOSE)
     assert code == 0
     assert_no_token(out)
     assert json.loads(out)["target_path"] == shown
@@ -381,23 +370,7 @@ def test_a_resident_write_refusal_names_the_file_redacted(resident_repo, capsys,
         rules.symlink_to(real)
     else:
         rules.write_bytes("Run make lint.\n".encode("utf-16"))
-    code, out = run(
-        capsys,
-        resident_repo,
-        "resident",
-        "propose",
-        "--scope",
-        "project",
-        "--action",
-        "add",
-        "--content",
-        "Run make test.",
-        "--reason",
-        "asked",
-        "--confidence",
-        "0.5",
-        "--json",
-    )
+    code, out = run(capsys, resident_repo, *PROPOSE)
     assert code == 1
     assert_no_token(out)
     error = json.loads(out)["error"]
