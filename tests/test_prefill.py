@@ -245,11 +245,13 @@ got = list(entries)
 assert [p for p, _ in got] == list(made) and not prefill.running(root)
 print(len(got), "made", flush=True)
 assert prefill.start(root, md)
+prefill._running[root].ready.wait()
 process = prefill._running[root].process
 prefill.cancel(root)
 process.join(60)
 print("ended", process.exitcode is not None, flush=True)
 assert prefill.start(root, md)
+prefill._running[root].ready.wait()
 print("pid", prefill._running[root].process.pid, flush=True)
 """
 

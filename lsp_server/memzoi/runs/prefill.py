@@ -20,6 +20,7 @@ re-judged by the scan's boundary timer, as one passing during the scan is.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,35 +42,59 @@ Claimed = tuple[str, dict[str, str], Any]
 
 @dataclass
 class _Running:
-    process: Any
-    conn: Any
-    made: list[Any] = field(default_factory=list)
+    """A pre-filling being started (:attr:`ready` set once :func:`_begin` is done) or running."""
+
+    process: Any = None
+    conn: Any = None
+    ready: threading.Event = field(default_factory=threading.Event)
 
 
 _running: dict[str, _Running] = {}
+#: How long a claim or a cancel waits for a pre-filling's start to be done, in seconds (it is, long before).
+START_WAIT_S = 10.0
 
 
 def start(project_root: str | os.PathLike[str], memzoi_dir: str | os.PathLike[str]) -> bool:
     """Start the pre-filling of the project at ``project_root`` (its ``.memzoi``: ``memzoi_dir``) from the running
-    fork server of the scan's workers (:func:`memzoi.base.parallel.fork_helper` or ``start_helper`` first). Returns
-    whether it started; never raises."""
+    fork server of the scan's workers (:func:`memzoi.base.parallel.fork_helper` or ``start_helper`` first), on a
+    thread of its own: the fork server answers once it has imported what the workers preload (some 30-45 ms), which
+    the caller's start-up does not wait for. Returns whether it is starting; never raises."""
     root = os.fspath(project_root)
     if root in _running:
         return False
+    run = _running[root] = _Running()
+    try:
+        threading.Thread(target=_begin, args=(run, root, os.fspath(memzoi_dir)), name="memzoi-prefill").start()
+    except RuntimeError:
+        _running.pop(root, None)
+        return False
+    return True
+
+
+def _begin(run: _Running, root: str, memzoi_dir: str) -> None:
+    """Start ``run``'s process (:func:`start`); ``run.ready`` is set when done, whether it started or not."""
     try:
         import multiprocessing  # noqa: PLC0415 lazy: start-up
 
         ctx = multiprocessing.get_context("forkserver")
         mine, theirs = ctx.Pipe(duplex=True)
-        process = ctx.Process(
-            target=_run, args=(root, os.fspath(memzoi_dir), theirs), name="memzoi-prefill", daemon=True
-        )
+        process = ctx.Process(target=_run, args=(root, memzoi_dir, theirs), name="memzoi-prefill", daemon=True)
         process.start()
         theirs.close()
+        run.process, run.conn = process, mine
     except (OSError, ValueError, RuntimeError):
-        return False
-    _running[root] = _Running(process, mine)
-    return True
+        pass
+    finally:
+        run.ready.set()
+
+
+def _started(project_root: str | os.PathLike[str]) -> _Running | None:
+    """The pre-filling of the project at ``project_root``, no longer listed, once its start is done; ``None`` when
+    there is none or it did not start."""
+    run = _running.pop(os.fspath(project_root), None)
+    if run is None or not run.ready.wait(START_WAIT_S) or run.conn is None:
+        return None  # (one still starting after that long ends with this process: a daemon of the fork server's)
+    return run
 
 
 def running(project_root: str | os.PathLike[str]) -> bool:
@@ -82,7 +107,7 @@ def claim(project_root: str | os.PathLike[str]) -> Claimed | None:
     ``(configuration stamp, {path: visibility value}, entries)``, ``entries`` an iterator of ``(path, entry or
     None)`` in the order they were made (the listing's), received from the process as they are taken, so that they
     are never all held at once. ``None`` when there is none or it failed. Never raises."""
-    run = _running.pop(os.fspath(project_root), None)
+    run = _started(project_root)
     if run is None:
         return None
     try:
@@ -112,7 +137,7 @@ def _received(run: _Running) -> Iterator[tuple[str, FileEntry | None]]:
 def cancel(project_root: str | os.PathLike[str]) -> None:
     """End the pre-filling of the project at ``project_root`` without taking anything (its scan is not cold after
     all, or the project is gone). Never raises."""
-    run = _running.pop(os.fspath(project_root), None)
+    run = _started(project_root)
     if run is not None:
         _end(run)
 
@@ -180,4 +205,4 @@ def serve(root: str, memzoi_dir: str, conn: Any) -> None:
         return
 
 
-__all__ = ["CLAIM_WAIT_S", "LIMIT", "STEP", "Claimed", "cancel", "claim", "running", "serve", "start"]
+__all__ = ["CLAIM_WAIT_S", "LIMIT", "START_WAIT_S", "STEP", "Claimed", "cancel", "claim", "running", "serve", "start"]
