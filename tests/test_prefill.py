@@ -239,10 +239,10 @@ from memzoi.base import parallel
 from memzoi.runs import coldstart, prefill
 root, md = sys.argv[1], sys.argv[2]
 assert parallel.start_helper(coldstart.WORKER_MODULE)
-assert prefill.start(root, md) and prefill.running(root) and not prefill.start(root, md)
+assert prefill.start(root, md) and root in prefill._running and not prefill.start(root, md)
 stamp, made, entries = prefill.claim(root)
 got = list(entries)
-assert [p for p, _ in got] == list(made) and not prefill.running(root)
+assert [p for p, _ in got] == list(made) and root not in prefill._running
 print(len(got), "made", flush=True)
 assert prefill.start(root, md)
 prefill._running[root].ready.wait()

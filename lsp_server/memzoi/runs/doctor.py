@@ -178,9 +178,8 @@ def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> None:
     """``name``: SQLite's integrity check of the runtime database ``db`` (a ``kind`` of
     :data:`~memzoi.base.runtime_errors.KINDS`), read-only (:func:`~memzoi.base.runtime_errors.damage`). A damaged
     one is an ``error``: it is not derived data, so nothing replaces it, and the step says how to keep a copy and
-    export what is still readable. Paths are shown as :func:`~memzoi.judge.pathsafety.shown_path` shows them."""
+    export what is still readable. Paths are shown as :func:`~memzoi.judge.pathsafety.shown_local_path` shows them."""
     what = KINDS[kind][0]
-    # Only a finding names the file: showing a path loads the secret detectors, which a sound check need not pay.
     if not db.is_file():
         report.check(name, "skip", f"{what} does not exist yet")
         return

@@ -97,11 +97,6 @@ def _started(project_root: str | os.PathLike[str]) -> _Running | None:
     return run
 
 
-def running(project_root: str | os.PathLike[str]) -> bool:
-    """Whether a pre-filling of the project at ``project_root`` runs, not yet claimed or cancelled."""
-    return os.fspath(project_root) in _running
-
-
 def claim(project_root: str | os.PathLike[str]) -> Claimed | None:
     """Stop the pre-filling of the project at ``project_root`` after its current step and take what it made:
     ``(configuration stamp, {path: visibility value}, entries)``, ``entries`` an iterator of ``(path, entry or
@@ -205,4 +200,4 @@ def serve(root: str, memzoi_dir: str, conn: Any) -> None:
         return
 
 
-__all__ = ["CLAIM_WAIT_S", "LIMIT", "START_WAIT_S", "STEP", "Claimed", "cancel", "claim", "running", "serve", "start"]
+__all__ = ["CLAIM_WAIT_S", "LIMIT", "START_WAIT_S", "STEP", "Claimed", "cancel", "claim", "serve", "start"]

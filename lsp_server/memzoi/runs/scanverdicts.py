@@ -80,7 +80,7 @@ def cold_start(
         cold = cache is None or cache.holds_none()
     except Exception:  # noqa: BLE001 - the cache never breaks a scan: then it is asked file by file
         cold = False
-    prefill = sys.modules.get("memzoi.runs.prefill")  # loaded only where one was started
+    prefill = _prefill()
     if not cold and prefill is not None and project_root is not None:
         prefill.cancel(os.fspath(project_root))
     if cold and len(paths) >= PARALLEL_THRESHOLD:
@@ -149,15 +149,20 @@ def analyse(
                 done.close()
 
 
+def _prefill() -> Any:
+    """:mod:`memzoi.runs.prefill` when it is loaded, else ``None``: only :func:`memzoi.runs.coldstart.prefork`
+    loads it, to start one, so a scan without one neither loads nor asks it."""
+    return sys.modules.get("memzoi.runs.prefill")
+
+
 def _prefilled(
     jobs: list[tuple[str, str]], ctx: ProjectContext, index_root: str | os.PathLike[str]
 ) -> tuple[set[str], Iterator[tuple[str, FileEntry | None]]] | None:
     """What the pre-filling of the project at ``index_root`` made (:func:`memzoi.runs.prefill.claim`) that the scan
     can take for ``jobs``: ``(paths, entries)``, the files made under ``ctx``'s configuration with the git
     visibility the scan asked (the others are made again by the scan's workers), or ``None``."""
-    from . import prefill  # noqa: PLC0415 lazy: start-up
-
-    claimed = prefill.claim(os.fspath(index_root))
+    prefill = _prefill()
+    claimed = prefill.claim(os.fspath(index_root)) if prefill is not None else None
     if claimed is None:
         return None
     stamp, made, entries = claimed
