@@ -318,3 +318,23 @@ def test_a_sigterm_during_a_hold_waits_for_the_outermost_hold_then_cleans_up_and
                 pass
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to see the processes left")
+@pytest.mark.parametrize("query", ["", "   ", "?! -- ...", "a"], ids=["empty", "blanks", "punctuation", "one-letter"])
+def test_a_query_without_a_word_is_a_usage_error(tmp_path, query):
+    """A query with no word to search for would match nothing whatever the index holds: a usage error (exit 2, with
+    what a query needs), not 'no matches' with exit 0; the find started ahead is reaped."""
+    root = _project(tmp_path / "proj", "Walrus habits")
+    fake = _fake_find(tmp_path)
+    env = dict(os.environ, PATH=f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "memzoi", "search", query], cwd=root, env=env, capture_output=True, timeout=120
+        )
+        assert done.returncode == 2, done.stderr
+        assert b"no word to search for" in done.stderr and done.stdout == b""
+        assert _running(str(fake)) == []
+    finally:
+        for pid in _running(str(fake)):
+            os.kill(pid, 9)

@@ -21,7 +21,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..agent.query import MODES
+from ..agent.query import MODES, fts_match
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command, refuse_linked_plane
 from .rebuild import add_progress_option
@@ -133,11 +133,15 @@ def proposal_json(hit: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
+    """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit`` or a query without
+    a word to search for (empty, blanks or punctuation only: it would match nothing, whatever the index holds)."""
     if args.limit < 1:
         print("memzoi: --limit must be at least 1", file=sys.stderr)
         return 2
     query_text = " ".join(args.query)
+    if fts_match(query_text, args.mode) is None:
+        print("memzoi: QUERY holds no word to search for (letters or digits, two or more)", file=sys.stderr)
+        return 2
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
