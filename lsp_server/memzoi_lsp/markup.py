@@ -60,11 +60,15 @@ def to_plaintext(markdown: str) -> str:
 
 
 def code(value: Any) -> str:
-    """Inline code for a short value (backticks inside are replaced, so the span cannot be broken out of)."""
+    """Inline code for a short value (backticks inside are replaced, so the span cannot be broken out of); a value
+    that is absent (``None``) or blank is spelt ``(none)`` or ``(empty)`` in emphasis, never as an empty span (a
+    client shows that as its raw backticks, or as an invisible character standing for nothing)."""
     from memzoi.safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
-    text = re.sub(r"[\r\n]+", " ", scrub("" if value is None else str(value))).replace("`", "'")
-    return f"`{text}`" if text.strip() else "`\u200b`"
+    if value is None:
+        return "_(none)_"
+    text = re.sub(r"[\r\n]+", " ", scrub(str(value))).replace("`", "'")
+    return f"`{text}`" if text.strip() else "_(empty)_"
 
 
 def link(label: str, target: str) -> str:

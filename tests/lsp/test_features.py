@@ -270,3 +270,16 @@ async def test_hover_plaintext_for_a_client_that_asks(workspace: Path, memzoi_ho
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+def test_hover_spells_an_absent_or_blank_value_as_words():
+    """A value the record leaves out or blank is shown as ``(none)`` / ``(empty)``, never as an empty span or an
+    invisible character (Neovim showed a zero-width space after 'lane' on a legacy record)."""
+    from memzoi_lsp.hover import to_plaintext
+    from memzoi_lsp.markup import code
+
+    for value, shown in ((None, "(none)"), ("", "(empty)"), ("   ", "(empty)"), ("\n", "(empty)")):
+        md = f"- lane {code(value)} · status {code('active')}"
+        assert "\u200b" not in md and "``" not in md
+        assert to_plaintext(md) == f"- lane {shown} · status active"
+    assert code("a`b") == "`a'b`"
