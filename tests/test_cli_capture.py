@@ -94,6 +94,17 @@ def test_private_plan_is_not_saved_in_the_project(capsys, project, tmp_path):
         capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output", str(tmp_path / "p.json")
     )
     assert code == 1 and "artifact_output_refused" in err and not (tmp_path / "p.json").exists()
+    # the refusal names where a private plan may be saved, and saving it there works
+    from memzoi.base.runtime import project_runtime_dir
+
+    runtime = project_runtime_dir(project)
+    assert f"only under this project's runtime directory, {runtime}," in err
+    runtime.mkdir(parents=True, exist_ok=True)
+    code, _, err = run(
+        capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output", str(runtime / "p.json")
+    )
+    assert code == 0, err
+    assert (runtime / "p.json").exists()
 
 
 def test_blocked_plan_prints_no_secret(capsys, project):

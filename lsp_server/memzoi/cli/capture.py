@@ -64,7 +64,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         exits={1: "invalid decisions or a stale plan"},
     )
     rv.add_argument("--plan-file", required=True, metavar="FILE", help="the plan artifact (`capture plan --output`)")
-    rv.add_argument("--decisions-file", required=True, metavar="FILE", help="a memzoi/capture-review-input")
+    rv.add_argument(
+        "--decisions-file",
+        required=True,
+        metavar="FILE",
+        help='JSON or YAML: {"schema": "memzoi/capture-review-input", "plan_id", "decisions": [{"candidate_id", '
+        '"outcome": accept|reject|edit|defer, and for edit "memory" and optionally "destination"}]} '
+        "(docs/runtime-plane.md, Capture)",
+    )
     rv.add_argument("--reviewed-by", required=True, help="who reviewed the candidates")
     rv.add_argument("--reviewed-at", required=True, help="RFC 3339 time")
     rv.add_argument("--output", metavar="FILE", help="also save the review artifact")

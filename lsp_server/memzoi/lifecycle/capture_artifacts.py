@@ -65,8 +65,14 @@ def output_problem(root: Path, path: Path, data_class: str) -> str | None:
     if data_class == "blocked":
         return "a blocked artifact may only be printed (standard output), never saved"
     if data_class == "private":
-        if not _under(target, project_runtime_dir(root).resolve()) or _under(target, root):
-            return "a private artifact may be saved only under this project's runtime directory"
+        runtime = project_runtime_dir(root)
+        if not _under(target, runtime.resolve()) or _under(target, root):
+            from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up - the detectors, for a refusal only
+
+            return (
+                "a private artifact (a local or session candidate, such as a `Preference:` section) may be saved "
+                f"only under this project's runtime directory, {shown_local_path(runtime)}, or printed with --json"
+            )
         return None
     if _under(target, root / ".memzoi") or _under(target, home):
         return "a repo-safe artifact may not be saved under .memzoi or the runtime directories"
