@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,13 @@ def test_check_from_the_verdict_cache_spells_names_the_same(capsys, project):
     first = run(capsys, "check", ".")
     again = run(capsys, "check", ".")
     assert first == again and "./.memzoi/records/caf\\xe9.md:1:1:" in first[1]
+
+
+def test_lsp_uris_percent_encode_the_raw_bytes():
+    from memzoi_lsp.documents import path_to_uri, uri_to_path
+
+    path = os.fsdecode(b"/repo/.memzoi/records/caf\xe9.md")
+    uri = path_to_uri(path)  # pygls alone raises on the undecodable byte
+    assert uri == "file:///repo/.memzoi/records/caf%E9.md"
+    assert uri_to_path(uri) == Path(path)  # the real file's name, not one with U+FFFD
+    assert uri_to_path("file:///repo/caf%C3%A9.md") == Path("/repo/café.md")
