@@ -22,26 +22,29 @@ way and give bidi controls as the code point (a JSON consumer sees the character
 the undecodable bytes of a path need a spelling there, :func:`lossless` (the same ``\\xHH``; a URI percent-encodes
 the raw bytes instead).
 
-This module imports nothing of memzoi, so every core module may use it.
+This module imports only :mod:`memzoi.base.utf8`, so every core module may use it.
 """
 
 from __future__ import annotations
 
 import re
 
+from .utf8 import encodable
+
 #: The bidirectional formatting characters (Unicode UAX #9): ALM, LRM, RLM, LRE…RLO, LRI…PDI. All are format
 #: characters (category Cf), so :func:`printable` escapes them; named here for the docs and tests.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
+# Patterns, compiled on first use (re's cache), never at import (0.5 ms): printable text never needs them, and
+# every command module imports this one to build its parser.
 #: Candidates: a backslash, or any character outside printable ASCII (the callback decides).
-_CANDIDATE = re.compile(r"[^\x20-\x5b\x5d-\x7e]")
+_CANDIDATE = r"[^\x20-\x5b\x5d-\x7e]"
 #: Any character outside printable ASCII (a block's backslashes are kept as they are).
-_NON_ASCII_PRINTABLE = re.compile(r"[^\x20-\x7e\t]")
+_NON_ASCII_PRINTABLE = r"[^\x20-\x7e\t]"
 #: Only what a machine format cannot carry: a backslash or a lone surrogate.
-_LOSSLESS_CANDIDATE = re.compile("[\\\\\ud800-\udfff]")
+_LOSSLESS_CANDIDATE = "[\\\\\ud800-\udfff]"
 #: The escapes :func:`unescaped` reads back.
-_ESCAPE = re.compile(r"\\(?:\\|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPE = r"\\(?:\\|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})"
 _BACKSLASH_NEXT = frozenset("\\xuU")
 
 
@@ -79,11 +82,11 @@ def printable(text: str) -> str:
     """``text`` (a path, id, title or one-line message) as one line of a terminal: every character that is not
     printable — C0 and C1 controls, DEL, line separators, bidi and other format characters, undecodable bytes of
     a file name — written as an escape (module docstring: ``\\x1b``, ``caf\\xe9``, ``\\u202e``), so a file name can
-    neither drive the terminal nor split or reorder an entry. Lossless (:func:`unescaped`); never raises. Plain
-    ASCII without a backslash, the usual case, is returned as it is without a scan."""
-    if text.isascii() and text.isprintable() and "\\" not in text:
+    neither drive the terminal nor split or reorder an entry. Lossless (:func:`unescaped`); never raises. Text
+    that is printable and holds no backslash, the usual case, is returned as it is after two C-level scans."""
+    if text.isprintable() and "\\" not in text:
         return text
-    return _CANDIDATE.sub(_terminal, text)
+    return re.sub(_CANDIDATE, _terminal, text)
 
 
 def printable_block(text: str) -> str:
@@ -91,9 +94,9 @@ def printable_block(text: str) -> str:
     :func:`printable` spells them, but line breaks (``\\n``) and tabs kept and backslashes left as they are (a
     block is read, not parsed back: a diff of ``\\\\`` must show ``\\\\``). A carriage return, which would let a
     line overwrite the one it follows, is escaped."""
-    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
+    if text.replace("\n", "").replace("\t", "").isprintable():
         return text
-    return "\n".join(_NON_ASCII_PRINTABLE.sub(_control, line) for line in text.split("\n"))
+    return "\n".join(re.sub(_NON_ASCII_PRINTABLE, _control, line) for line in text.split("\n"))
 
 
 def lossless(text: str) -> str:
@@ -102,9 +105,9 @@ def lossless(text: str) -> str:
     :func:`printable` writes them, so the path names the real file instead of one with U+FFFD; control and bidi
     characters stay as they are (JSON escapes them its own way). Lossless for a string that holds a lone surrogate
     (:func:`unescaped`); a valid UTF-8 path is given as it is. Never raises."""
-    if text.isascii() or _SURROGATE.search(text) is None:
+    if encodable(text):
         return text
-    return _LOSSLESS_CANDIDATE.sub(_machine, text)
+    return re.sub(_LOSSLESS_CANDIDATE, _machine, text)
 
 
 def unescaped(text: str) -> str:
@@ -123,7 +126,7 @@ def unescaped(text: str) -> str:
             return e
         return chr(0xDC00 + o if e[1] == "x" and o >= 0x80 else o)
 
-    return _ESCAPE.sub(one, text)
+    return re.sub(_ESCAPE, one, text)
 
 
 __all__ = ["BIDI_CONTROLS", "lossless", "printable", "printable_block", "unescaped"]
