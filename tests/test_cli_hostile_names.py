@@ -110,3 +110,12 @@ def test_lsp_uris_percent_encode_the_raw_bytes():
     assert uri == "file:///repo/.memzoi/records/caf%E9.md"
     assert uri_to_path(uri) == Path(path)  # the real file's name, not one with U+FFFD
     assert uri_to_path("file:///repo/caf%C3%A9.md") == Path("/repo/café.md")
+
+
+def test_a_packet_body_is_shown_with_its_lines_and_no_raw_control(capsys, project):
+    body = "First line\x1b[2J.\n\tindented \u202eevil"
+    builders.write(project, builders.packet_path("prop-b"), builders.packet("prop-b", body=body))
+    code, out, err = run(capsys, "proposals", "show", "prop-b")
+    assert raw_controls(out.replace("\t", "")) == [] and raw_controls(err) == []
+    assert "First line\\x1b[2J.\n\tindented \\u202eevil" in out  # lines and tabs kept
+    assert code == 0
