@@ -241,7 +241,7 @@ def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
     doc = json.loads(out)  # valid JSON and UTF-8 although a name is not
     got = sorted((f["path"].rsplit("/", 1)[-1], f["code"]) for f in doc["findings"])
     assert got == [
-        ("caf\ufffd.md", "canonical_path"),
+        ("caf\\xe9.md", "canonical_path"),  # the undecodable byte spelled losslessly, never U+FFFD
         ("proposals", "canonical_path"),
         ("proposals", "unsafe_output_path"),
     ]  # a symlinked folder: Memzoi's code beside ours

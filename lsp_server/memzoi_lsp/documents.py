@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_to_bytes, urlsplit
 
 import blake3
 from pygls.uris import from_fs_path, to_fs_path
@@ -37,6 +37,12 @@ def uri_to_path(uri: str) -> Path | None:
         p = to_fs_path(uri)
     except Exception:  # malformed URI from a client: treat as non-file
         return None
+    if p and "\ufffd" in p and os.sep == "/":
+        # percent-encoded bytes that are not UTF-8 (pygls decodes them to U+FFFD, a path naming no file): the
+        # name's raw bytes, decoded as the file system's calls decode them (surrogateescape)
+        parts = urlsplit(uri)
+        if not parts.netloc:
+            p = os.fsdecode(unquote_to_bytes(parts.path))
     return Path(p) if p else None
 
 
@@ -53,7 +59,10 @@ def path_to_uri(path: str | os.PathLike[str]) -> str:
     text = str(path)
     if os.sep == "/" and _PLAIN(text):
         return "file://" + text
-    return from_fs_path(text) or Path(path).as_uri()
+    try:
+        return from_fs_path(text) or Path(path).as_uri()
+    except UnicodeEncodeError:  # a name that is not UTF-8 (surrogateescape): its raw bytes, percent-encoded
+        return Path(text).as_uri()
 
 
 #: an absolute path that :func:`path_to_uri` gives as is: no character a URI quotes, no empty (``//``) authority

@@ -13,6 +13,9 @@ so every hash, database row, JSON document and printed message uses these functi
   escape, ``\\ud800``, as YAML and JSON write it.
 * :func:`unencodable_span` — where the first lone surrogate of a string is (for an ``invalid_encoding`` finding).
 
+A file name printed for a person or given as a JSON path spells an undecodable byte as ``\\xHH`` instead
+(:mod:`memzoi.base.printable`): the byte, not its surrogate, so the path names the real file.
+
 This module imports nothing of memzoi, so every core module may use it.
 """
 

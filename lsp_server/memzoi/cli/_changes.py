@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # Re-exported (re-exported for the commands).
+from ..base.printable import printable
 from ._common import (
     add_root_json as add_root_json,
     project_root as project_root,
@@ -48,7 +49,7 @@ def refuse(args: argparse.Namespace, err: Refusal) -> int:
     if getattr(args, "json", False):
         emit_json(err.to_json())
     else:
-        print(f"memzoi: {err.code}: {err.message}", file=sys.stderr)
+        print(printable(f"memzoi: {err.code}: {err.message}"), file=sys.stderr)
     return 1
 
 
@@ -65,10 +66,10 @@ def emit_change(args: argparse.Namespace, result: ChangeResult) -> None:
     if args.json:
         emit_json(data)
         return
-    print(f"change {result.change_id} {result.status} ({result.operation})")
+    print(printable(f"change {result.change_id} {result.status} ({result.operation})"))
     # An undo's result already states what the undo did (memzoi.ledger.undo_change): no swap here
     for f in data["files"]:
-        print(f"  {describe_file(f):8} {f['path']}")
+        print(printable(f"  {describe_file(f):8} {f['path']}"))
 
 
 def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult]) -> int:

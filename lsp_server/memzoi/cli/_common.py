@@ -113,7 +113,9 @@ def fail(args: argparse.Namespace, code: str, message: str) -> int:
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False) + "\n")
     else:
-        print(f"memzoi: {code}: {message}", file=sys.stderr)
+        from ..base.printable import printable  # noqa: PLC0415 lazy: start-up
+
+        print(printable(f"memzoi: {code}: {message}"), file=sys.stderr)
     return 1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..base.printable import printable
 from ._changes import add_root_json, emit_json, project_root, read_text_file, refuse
 from ._common import add_command, add_group
 
@@ -109,7 +110,7 @@ def _emit(args: argparse.Namespace, artifact: dict[str, Any], lines: list[str]) 
     if args.json:
         emit_json(artifact)
     else:
-        print("\n".join(lines))
+        print("\n".join(map(printable, lines)))
     return 0
 
 
@@ -198,7 +199,15 @@ def run_apply(args: argparse.Namespace) -> int:
         emit_json(out)
         return 0
     again = " (replayed)" if out["replayed"] else ""
-    print(f"capture applied{again}: " + (f"change {out['change_id']}" if out["change_id"] else "nothing to write"))
+    print(
+        printable(
+            f"capture applied{again}: " + (f"change {out['change_id']}" if out["change_id"] else "nothing to write")
+        )
+    )
     for w in out["writes"]:
-        print("  wrote " + (w["path"] if w["kind"] == "proposal_file" else f"{w['destination']} {w['record_id']}"))
+        print(
+            printable(
+                "  wrote " + (w["path"] if w["kind"] == "proposal_file" else f"{w['destination']} {w['record_id']}")
+            )
+        )
     return 0

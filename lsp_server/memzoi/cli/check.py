@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..base.findings import Finding, Severity, finding
+from ..base.printable import printable
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 if TYPE_CHECKING:  # annotations only: a replayed check loads neither
@@ -121,7 +122,7 @@ def use_color(choice: str, stream: TextIO) -> bool:
 
 
 def _fail(message: str) -> int:
-    print(f"memzoi: {message}", file=sys.stderr)
+    print(printable(f"memzoi: {message}"), file=sys.stderr)  # a message names the path as given
     return 2
 
 
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     _add_config_findings(report)
     if not args.quiet:
         for note in notes:
-            print(note, file=sys.stderr)
+            print(printable(note), file=sys.stderr)
     try:
         out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
     except OSError as err:

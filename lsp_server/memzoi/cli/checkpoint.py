@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..base.printable import printable
 from ._changes import actor, add_common, emit_json, project_root, read_text_file, refuse
 from ._common import add_command, add_group
 
@@ -125,7 +126,7 @@ def _emit(args: argparse.Namespace, out: dict[str, Any], verb: str) -> int:
         return 0
     again = " (replayed)" if out.get("replayed") else ""
     print(f"checkpoint {out['checkpoint']['id']} {verb}{again}")
-    print("  " + _line(out["checkpoint"]))
+    print(printable("  " + _line(out["checkpoint"])))
     return 0
 
 
@@ -195,5 +196,5 @@ def run_list(args: argparse.Namespace) -> int:
     if not rows:
         print("no checkpoints")
     for cp in rows:
-        print(_line(cp))
+        print(printable(_line(cp)))
     return 0

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..base.printable import printable, printable_block
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command
 
@@ -66,13 +67,13 @@ def emit(args: argparse.Namespace, out: dict[str, Any]) -> int:
         f"(provenance runtime), {out['tokens_used']}/{out['token_budget']} tokens ({out['token_counting']})\n"
     )
     for e in out["records"]:
-        print(e["text"])
+        print(printable_block(e["text"]))
     for e in out["runtime"]:
-        print(e["text"])
+        print(printable_block(e["text"]))
     if out["withheld"]:
-        print("withheld: " + ", ".join(f"{w['id']} ({', '.join(w['reasons'])})" for w in out["withheld"]))
+        print(printable("withheld: " + ", ".join(f"{w['id']} ({', '.join(w['reasons'])})" for w in out["withheld"])))
     if out["omitted"]:
-        print("over the budget: " + ", ".join(out["omitted"]))
+        print(printable("over the budget: " + ", ".join(out["omitted"])))
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root
 from ._common import add_command
 
@@ -39,11 +40,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        print(f"project: {report['project_root']}")
+        print(printable(f"project: {report['project_root']}"))
         for c in report["checks"]:
-            print(f"  {c['status']:7} {c['name']}: {c['message']}")
+            print(printable(f"  {c['status']:7} {c['name']}: {c['message']}"))
         if report["next_steps"]:
             print("next steps:")
             for s in report["next_steps"]:
-                print(f"  - {s}")
+                print(printable(f"  - {s}"))
     return 0 if report["status"] == "ok" else 1

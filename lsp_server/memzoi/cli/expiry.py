@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command
 
@@ -52,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     r = out["retention"]
     state = "EXCLUDED from" if out["excluded_from_normal_reads"] else "included in"
-    print(f"{out['record']['id']} ({out['record']['path']}): {state} normal reads at {out['evaluated_at']}")
+    print(printable(f"{out['record']['id']} ({out['record']['path']}): {state} normal reads at {out['evaluated_at']}"))
     print(
         f"  retention: {r['state']} ({r['reason']}"
         + (f", boundary {r['effective_boundary']})" if r["effective_boundary"] else ")")
     )
-    print(f"  {out['reason']}")
+    print(printable(f"  {out['reason']}"))
     return 0

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..base.printable import printable
 from ._changes import actor, add_common, emit_json, refuse
 from ._common import add_command, fail
 
@@ -79,10 +80,10 @@ def run(args: argparse.Namespace) -> int:
         emit_json(out)
         return 0
     for f in out["files"]:
-        print(f"{f['status']:9} {f['path']}")
+        print(printable(f"{f['status']:9} {f['path']}"))
     print(
         f"{len(out['records'])} record(s) exported; {len(out['withheld'])} withheld"
-        + "".join(f"\n  withheld {w['id']}: {', '.join(w['reasons'])}" for w in out["withheld"]),
+        + "".join("\n" + printable(f"  withheld {w['id']}: {', '.join(w['reasons'])}") for w in out["withheld"]),
         file=sys.stderr,
     )
     return 0

@@ -21,6 +21,7 @@ from blake3 import blake3
 from .. import __version__
 from ..base import resources
 from ..base.findings import CODES
+from ..base.printable import lossless, printable
 from ..base.resources import diagnostic_sections
 from ..judge.pathsafety import REDACTED_PREFIX
 from ..runs.checkreport import CheckReport, Located
@@ -45,32 +46,22 @@ def _paint(text: str, style: str, color: bool) -> str:
     return f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if color else text
 
 
-#: Line breaks and other control characters, which a file name or a key in a file may hold.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters written as escapes (``\\x0a``, ``\\u2028``), so one finding stays one
-    line: a file named ``a\\n::error::…`` must not start a line that CI runners read as a workflow command."""
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
-    )
-
-
 def text_line(l: Located, color: bool = False) -> str:
     """``path:line:col: code message`` (1-based line and column), coloured by severity when ``color``; control
-    characters of the path and message are escaped (:func:`printable`)."""
+    characters of the path and message are escaped (:func:`memzoi.base.printable.printable`: also bidi controls and
+    the undecodable bytes of a file name, ``caf\\xe9.md``)."""
     where = f"{_paint(printable(shown(l)), 'path', color)}:{l.start[0] + 1}:{l.start[1] + 1}:"
     code = _paint(l.finding.code, l.finding.severity.label, color)
     return f"{where} {code} {printable(l.finding.message)}"
 
 
 def to_json(report: CheckReport) -> dict[str, Any]:
-    """SPEC §8 JSON: ``{"findings": [{path, code, severity, message, range}], "files_checked": N}``."""
+    """SPEC §8 JSON: ``{"findings": [{path, code, severity, message, range}], "files_checked": N}``. A path that is
+    not UTF-8 spells each undecodable byte ``\\xHH`` (:func:`memzoi.base.printable.lossless`), never U+FFFD."""
     return {
         "findings": [
             {
-                "path": shown(l),
+                "path": lossless(shown(l)),
                 "code": l.finding.code,
                 "severity": l.finding.severity.label,
                 "message": l.finding.message,
@@ -108,13 +99,14 @@ def _gh_escape(value: str, prop: bool = False) -> str:
 
 
 def to_github(l: Located) -> str:
-    """A GitHub Actions workflow command (``::error file=…,line=…::message``), as ruff writes them."""
+    """A GitHub Actions workflow command (``::error file=…,line=…::message``), as ruff writes them; path and message
+    are escaped as in the text format (:func:`memzoi.base.printable.printable`): CI logs render terminal escapes."""
     level = {"error": "error", "warning": "warning"}.get(l.finding.severity.label, "notice")
     props = (
-        f"file={_gh_escape(shown(l), True)},line={l.start[0] + 1},col={l.start[1] + 1},"
+        f"file={_gh_escape(printable(shown(l)), True)},line={l.start[0] + 1},col={l.start[1] + 1},"
         f"endLine={l.end[0] + 1},endColumn={l.end[1] + 1},title={_gh_escape('memzoi ' + l.finding.code, True)}"
     )
-    return f"::{level} {props}::{_gh_escape(l.finding.message)}"
+    return f"::{level} {props}::{_gh_escape(printable(l.finding.message))}"
 
 
 # --- SARIF -------------------------------------------------------------------------------------------------------
@@ -183,7 +175,8 @@ def _artifact(path: str, srcroot: Path | None) -> dict[str, Any]:
         except ValueError:
             pass
         else:
-            return {"uri": quote(rel.as_posix()), "uriBaseId": "%SRCROOT%"}
+            # the raw bytes of the name, percent-encoded: a name that is not UTF-8 stays the real file's
+            return {"uri": quote(os.fsencode(rel.as_posix())), "uriBaseId": "%SRCROOT%"}
     return {"uri": absolute.as_uri()}
 
 

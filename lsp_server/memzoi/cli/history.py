@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..base.printable import printable
 from ._changes import add_common, describe_file, emit_json, project_root, refuse
 from ._common import add_command
 
@@ -44,11 +45,11 @@ def run(args: argparse.Namespace) -> int:
     if not changes:
         print("no changes recorded")
     for c in changes:
-        print(f"{c.id}  {c.status:9} {c.operation:11} {c.created_at}  {c.actor} ({c.source})  {c.summary}")
+        print(printable(f"{c.id}  {c.status:9} {c.operation:11} {c.created_at}  {c.actor} ({c.source})  {c.summary}"))
         if c.reason:
-            print(f"    reason: {c.reason}")
+            print(printable(f"    reason: {c.reason}"))
         if c.diagnostic:
-            print(f"    note: {c.diagnostic}")
+            print(printable(f"    note: {c.diagnostic}"))
         for f in c.files:
-            print(f"    {describe_file(f.to_json()):8} {f.path}")
+            print(printable(f"    {describe_file(f.to_json()):8} {f.path}"))
     return 0

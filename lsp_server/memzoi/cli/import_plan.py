@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..base.printable import printable
 from ._changes import add_root_json, emit_json, project_root, read_text_file, refuse
 from ._common import add_command, add_group
 
@@ -90,7 +91,7 @@ def print_plan(out: dict[str, Any]) -> None:
     )
     for item in out["candidates"]:
         dest = item["classification"]["destination"]
-        print(f"  [{item['index']}] {dest:<12} {item['action']['kind']:<15} {_target(item)}".rstrip())
+        print(printable(f"  [{item['index']}] {dest:<12} {item['action']['kind']:<15} {_target(item)}".rstrip()))
 
 
 def _read(args: argparse.Namespace) -> str:
@@ -137,7 +138,9 @@ def run_apply(args: argparse.Namespace) -> int:
     print(f"applied{again}: " + (f"change {out['change_id']}" if out.get("change_id") else "nothing to write"))
     for w in out["writes"]:
         print(
-            f"  wrote [{w['index']}] "
-            + (w["path"] if w["kind"] == "proposal_file" else f"{w['destination']} {w['record_id']}")
+            printable(
+                f"  wrote [{w['index']}] "
+                + (w["path"] if w["kind"] == "proposal_file" else f"{w['destination']} {w['record_id']}")
+            )
         )
     return 0

@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..base.printable import printable, printable_block
 from ._changes import actor, add_common, emit_json, refuse
 from ._common import add_command, add_group, fail
 
@@ -112,14 +113,14 @@ def run_instructions(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    sys.stdout.write(diff)  # the diff first, with --write too (then what was written)
+    sys.stdout.write(printable_block(diff))  # the diff first, with --write too (then what was written)
     if plan.status == "unchanged":
-        print(f"{plan.path}: the Memzoi block is up to date", file=sys.stderr)
+        print(printable(f"{plan.path}: the Memzoi block is up to date"), file=sys.stderr)
     elif written:
         how = f" (change {change.change_id})" if change is not None else " (outside the project: not ledgered)"
-        print(f"{plan.status} the Memzoi block of {plan.path}{how}", file=sys.stderr)
+        print(printable(f"{plan.status} the Memzoi block of {plan.path}{how}"), file=sys.stderr)
     else:
-        print(f"{plan.path}: would be {plan.status}; run again with --write to write it", file=sys.stderr)
+        print(printable(f"{plan.path}: would be {plan.status}; run again with --write to write it"), file=sys.stderr)
     return 0
 
 
@@ -141,5 +142,5 @@ def run_list(args: argparse.Namespace) -> int:
         else:
             state = "Memzoi block" + ("" if f["current"] else " (outdated: run `memzoi integrate instructions`)")
             state += ", loads .zuno/RULES.md" if f["resident_import"] else ""
-        print(f"{f['file']}: {state}")
+        print(printable(f"{f['file']}: {state}"))
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ..base.printable import printable, printable_block
 from ._changes import actor, add_common, emit_json, project_root, read_body, refuse, run_write
 from ._common import add_command, add_group
 
@@ -134,7 +135,7 @@ def _print(records: list[LocalRecord], args: argparse.Namespace) -> int:
     if not records:
         print("no local records")
     for r in records:
-        print(f"{r.id}  {r.type}/{r.lane}  {r.title}")
+        print(printable(f"{r.id}  {r.type}/{r.lane}  {r.title}"))
     return 0
 
 
@@ -163,11 +164,11 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(rec.to_json())
         return 0
-    print(f"{rec.id} ({rec.type}/{rec.lane}, {rec.sensitivity}, from {rec.source_kind or 'cli'})")
+    print(printable(f"{rec.id} ({rec.type}/{rec.lane}, {rec.sensitivity}, from {rec.source_kind or 'cli'})"))
     if rec.applies_to:
-        print(f"applies to: {', '.join(rec.applies_to)}")
-    print(f"# {rec.title}\n")
-    print(rec.body)
+        print(printable(f"applies to: {', '.join(rec.applies_to)}"))
+    print(printable(f"# {rec.title}") + "\n")
+    print(printable_block(rec.body))
     return 0
 
 
@@ -182,10 +183,10 @@ def run_pending(args: argparse.Namespace) -> int:
     if not items:
         print("no pending local candidates")
     for c in items:
-        print(f"{c.id}  {c.type}/{c.lane}  confidence {c.confidence_bp / 10_000:g}  by {c.actor}  {c.title}")
-        print(f"    reason: {c.reason}")
+        print(printable(f"{c.id}  {c.type}/{c.lane}  confidence {c.confidence_bp / 10_000:g}  by {c.actor}  {c.title}"))
+        print(printable(f"    reason: {c.reason}"))
         if c.applies_to:
-            print(f"    applies to: {', '.join(c.applies_to)}")
+            print(printable(f"    applies to: {', '.join(c.applies_to)}"))
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command, add_group
 
@@ -75,7 +76,7 @@ def run_plan(args: argparse.Namespace) -> int:
         f"contradiction set(s), {s['stale']} stale, {s['expired']} expired"
     )
     for f in plan["findings"]:
-        print(f"  {f['kind']}: {', '.join(f['record_ids'])}")
+        print(printable(f"  {f['kind']}: {', '.join(f['record_ids'])}"))
     if written is not None:
-        print(f"written to {written}")
+        print(printable(f"written to {written}"))
     return 0

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root, refuse, run_write, unreadable
 from ._common import add_command, add_group
 
@@ -135,7 +136,7 @@ def _emit(args: argparse.Namespace, artifact: dict[str, Any], id_key: str) -> in
     if args.json:
         emit_json({"path": shown_local_path(out), id_key: artifact[id_key]})
     else:
-        print(f"wrote {shown_local_path(out)} ({id_key} {artifact[id_key]})")
+        print(printable(f"wrote {shown_local_path(out)} ({id_key} {artifact[id_key]})"))
     return 0
 
 
@@ -162,7 +163,7 @@ def run_template(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"path": shown})
     else:
-        print(f"wrote {shown}; edit it, then run `memzoi materialize candidate {shown}`")
+        print(printable(f"wrote {shown}; edit it, then run `memzoi materialize candidate {shown}`"))
     return 0
 
 

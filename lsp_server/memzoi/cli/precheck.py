@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command
 
@@ -55,10 +56,9 @@ def run(args: argparse.Namespace) -> int:
     for w in out["warnings"]:
         cite = w["citations"][0]
         where = f"path {cite['path']} (score {w['path_score']})" if w["path_score"] else "text match"
-        print(
-            f"[{w['severity']}] {w['record_id']}: {w['message']}\n    {where}, provenance {cite['provenance']}, "
-            f"{cite['file']}\n    {w['suggested_next_step']}"
-        )
+        print(printable(f"[{w['severity']}] {w['record_id']}: {w['message']}"))
+        print(printable(f"    {where}, provenance {cite['provenance']}, {cite['file']}"))
+        print(printable(f"    {w['suggested_next_step']}"))
     for h in out["withheld"]:
-        print(f"withheld {h['id']}: {', '.join(h['reasons'])}")
+        print(printable(f"withheld {h['id']}: {', '.join(h['reasons'])}"))
     return 0

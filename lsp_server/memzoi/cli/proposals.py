@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..base.printable import printable, printable_block
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 from ._common import add_command, add_group, refuse_linked_plane
 
@@ -147,10 +148,11 @@ def run_list(args: argparse.Namespace) -> int:
     for i in items:
         codes = i.readiness.codes()
         blocked = f"  [blocked: {', '.join(codes)}]" if codes else ""
-        print(f"{i.id}  {i.action or '?'}  {i.shown_title}{blocked}")
+        # ids and titles come from committed file names and frontmatter: escaped so none drives the terminal
+        print(printable(f"{i.id}  {i.action or '?'}  {i.shown_title}{blocked}"))
         details = i.details()
         if details:
-            print(f"    {'; '.join(details)}")
+            print(printable(f"    {'; '.join(details)}"))
     return 0
 
 
@@ -190,13 +192,14 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({**row.to_json(), "frontmatter": None if secrets else doc.data, "body": body, "findings": findings})
         return 0
-    print(f"{row.id} ({row.action or '?'}): {row.shown_title}")
-    print(f"  path: {row.path}\n  sensitivity: {row.sensitivity}  content_class: {row.content_class}")
+    print(printable(f"{row.id} ({row.action or '?'}): {row.shown_title}"))
+    print(printable(f"  path: {row.path}"))
+    print(printable(f"  sensitivity: {row.sensitivity}  content_class: {row.content_class}"))
     for line in row.details():
-        print(f"  {line}")
-    print(f"  can be applied: {row.readiness.statement()}")
+        print(printable(f"  {line}"))
+    print(printable(f"  can be applied: {row.readiness.statement()}"))
     for f in findings:
-        print(f"  {f['severity']}: {f['code']} {f['message']}")
+        print(printable(f"  {f['severity']}: {f['code']} {f['message']}"))
     print()
-    print(body)
+    print(printable_block(body))
     return 0

@@ -13,6 +13,7 @@ import argparse
 import os
 from pathlib import Path
 
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root
 from ._common import add_command, refuse_linked_plane
 
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
             f"indexed {result.files} file(s): {len(result.record_ids)} record(s), {len(result.proposal_ids)} "
             f"proposal(s), {len(result.refused)} refused admission, in {result.seconds:.2f} s"
         )
-        print(f"index: {shown_local_path(db)}")
+        print(printable(f"index: {shown_local_path(db)}"))
         for r in result.refused[:10]:
-            print(f"  refused {r['path']}: {', '.join(r['refusals'])} (see `memzoi check`)")
+            print(printable(f"  refused {r['path']}: {', '.join(r['refusals'])} (see `memzoi check`)"))
     return 0

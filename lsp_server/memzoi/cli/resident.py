@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.printable import printable, printable_block
 from ..base.vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
 from ._changes import actor, add_common, emit_json, project_root, refuse
 from ._common import add_command, add_group
@@ -181,10 +182,10 @@ def run_show(args: argparse.Namespace) -> int:
             emit_json({"scopes": shown})
             return 0
         for v, data in zip(views, shown, strict=True):
-            print(f"# {v.file.scope}: {data['path']} {data['usage']}")
+            print(printable(f"# {v.file.scope}: {data['path']} {data['usage']}"))
             if data["error"]:
-                print(f"  cannot read: {data['error']}")
-            print(v.block if v.block else "  (no entries)")
+                print(printable(f"  cannot read: {data['error']}"))
+            print(printable_block(v.block) if v.block else "  (no entries)")
             print()
         return 0
 
@@ -204,10 +205,12 @@ def run_list(args: argparse.Namespace) -> int:
             emit_json({"candidates": [shown_paths(c.to_json()) for c in cands]})
             return 0
         for c in cands:
-            print(describe(c))
+            print(printable(describe(c)))
             print(
-                f"    reason: {preview(c.reason)}   by {c.actor} at {_when(c.time_created)}"
-                + (f"   diagnostic: {c.error}" if c.error else "")
+                printable(
+                    f"    reason: {preview(c.reason)}   by {c.actor} at {_when(c.time_created)}"
+                    + (f"   diagnostic: {c.error}" if c.error else "")
+                )
             )
         if not cands:
             print("no resident-memory candidates")
@@ -223,11 +226,11 @@ def _emit(args: argparse.Namespace, c: Candidate, **extra: Any) -> int:
 
         emit_json(shown_paths({**c.to_json(), **extra}))
         return 0
-    print(f"candidate {c.id} {c.status} ({c.scope} {c.action})")
+    print(printable(f"candidate {c.id} {c.status} ({c.scope} {c.action})"))
     if extra.get("promoted"):
-        print(f"  applied at once by promotion: {c.decided_by}")
+        print(printable(f"  applied at once by promotion: {c.decided_by}"))
     if extra.get("held"):
-        print(f"  not promoted: {extra['held']}; approve it with `memzoi resident approve {c.id}`")
+        print(printable(f"  not promoted: {extra['held']}; approve it with `memzoi resident approve {c.id}`"))
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from ..base.printable import printable
 from ..base.vocabulary import RESIDENT_SCOPES
 from ._changes import actor, add_common, emit_json, project_root, refuse
 from ._common import add_command
@@ -216,14 +217,14 @@ def run_state(args: argparse.Namespace) -> int:
             emit_json(state)
             return 0
         for f in state["files"]:
-            print(f"# {f['scope']}: {f['path']} {f['usage']}" + (f" (cannot read: {f['error']})" if f["error"] else ""))
+            where = f"# {f['scope']}: {f['path']} {f['usage']}"
+            print(printable(where + (f" (cannot read: {f['error']})" if f["error"] else "")))
             for e in f["entries"]:
-                print(f"  § {e}")
+                print(printable(f"  § {e}"))
         for c in state["memory_candidates"]:
             job = f"  (job {c['job']})" if c["job"] else ""
-            print(
-                f"{c['glyph']} {c['id']} {c['status']} {c['scope']} {c['action']}: {c['content'] or c['locator']}{job}"
-            )
+            what = c["content"] or c["locator"]
+            print(printable(f"{c['glyph']} {c['id']} {c['status']} {c['scope']} {c['action']}: {what}{job}"))
         for j in state["reflection_jobs"]:
             print(f"reflection {j['id']} {j['status']} ({j['trigger']}) message {j['source_message_id']}")
         return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root
 from ._common import add_command, add_group, fail
 
@@ -65,7 +66,7 @@ def run_scan(args: argparse.Namespace) -> int:
         print("repository safety scan blocked")
         for f in out["files"]:
             for x in f["report"]["findings"]:
-                print(f"{f['path']}: {x['code']} at {x['field']} ({x['fingerprint']})")
+                print(printable(f"{f['path']}: {x['code']} at {x['field']} ({x['fingerprint']})"))
     if not out["allowed"]:
         sys.stdout.flush()
         return 2

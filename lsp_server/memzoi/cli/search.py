@@ -22,6 +22,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..agent.query import MODES, fts_match
+from ..base.printable import printable
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command, refuse_linked_plane
 from .rebuild import add_progress_option
@@ -209,10 +210,10 @@ def run(args: argparse.Namespace) -> int:
             "all_words": "every word must match",
             "phrase": "the words must appear in this order",
         }[args.mode]
-        print(f"no matches for {found['query']!r} ({args.mode} mode: {rule})", file=sys.stderr)
+        print(printable(f"no matches for {found['query']!r} ({args.mode} mode: {rule})"), file=sys.stderr)
     for h in hits:
         status = h.get("status") or "?"
-        print(f"{h['path']}: [{h['kind']}, {status}] {h['id'] or '(no id)'}: {h['title']}")
+        print(printable(f"{h['path']}: [{h['kind']}, {status}] {h['id'] or '(no id)'}: {h['title']}"))
         if h["excerpt"]:
-            print(f"    {' '.join(h['excerpt'].split())}")
+            print(printable(f"    {' '.join(h['excerpt'].split())}"))
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..base.printable import printable
 from ._changes import actor, add_common, emit_json, project_root, read_text_file, refuse
 from ._common import add_command
 from .checkpoint import add_operation_options, missing_operation_options
@@ -51,7 +52,7 @@ def _print(out: dict[str, Any]) -> None:
     for item in out["candidates"]:
         what = item.get("path") or item.get("local_record") or item.get("checkpoint_id") or ""
         extra = f" ({', '.join(item['reasons'])})" if item.get("reasons") else ""
-        print(f"  [{item['index']}] {item['destination']:<12} {item['outcome']}{extra} {what}".rstrip())
+        print(printable(f"  [{item['index']}] {item['destination']:<12} {item['outcome']}{extra} {what}".rstrip()))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         refuse(args, err)
         for item in err.report["candidates"]:
             extra = f" ({', '.join(item['reasons'])})" if item.get("reasons") else ""
-            print(f"  [{item['index']}] {item['destination']:<12} {item['outcome']}{extra}")
+            print(printable(f"  [{item['index']}] {item['destination']:<12} {item['outcome']}{extra}"))
         return 1
     except Refusal as err:
         return refuse(args, err)

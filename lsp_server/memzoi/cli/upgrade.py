@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..base.printable import printable, printable_block
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 
@@ -96,9 +97,9 @@ def run(args: argparse.Namespace) -> int:
             results.append(result)
             if not args.json:
                 if show_diff and result.get("diff"):
-                    sys.stdout.write(result["diff"])
+                    sys.stdout.write(printable_block(result["diff"]))
                 if args.check and result["status"] == "would_upgrade":
-                    print(f"would upgrade {display} ({'; '.join(result['changes'])})")
+                    print(printable(f"would upgrade {display} ({'; '.join(result['changes'])})"))
     failed = sum(r["status"] == "failed" for r in results)
     changed = len(results) - failed
     if args.json:
@@ -130,7 +131,7 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict[str, Any] | None
     from ..safety.redact import redact, secret_spans  # noqa: PLC0415 lazy: start-up
 
     def failed(message: str) -> dict[str, Any]:
-        print(f"memzoi: {display}: {message}", file=sys.stderr)
+        print(printable(f"memzoi: {display}: {message}"), file=sys.stderr)
         return {"path": display, "status": "failed", "changes": [], "message": message}
 
     try:
@@ -171,11 +172,12 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict[str, Any] | None
                 f"cannot write ({err.strerror or err}); the file is unchanged or fully upgraded, never "
                 "half-written: check the disk and permissions and run the command again"
             )
-        print(f"{display}: upgraded ({'; '.join(upgrade.changes)})", file=sys.stderr)
+        print(printable(f"{display}: upgraded ({'; '.join(upgrade.changes)})"), file=sys.stderr)
     if residual:
         codes = ", ".join(sorted({f.code for f in residual}))
         print(
-            f"memzoi: {display}: after the upgrade these findings remain: {codes}; run `memzoi check`", file=sys.stderr
+            printable(f"memzoi: {display}: after the upgrade these findings remain: {codes}; run `memzoi check`"),
+            file=sys.stderr,
         )
     return result
 

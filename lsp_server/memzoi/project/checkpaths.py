@@ -70,9 +70,9 @@ def expand(
     """
     out = Expanded()
     require_exists(arg)
-    # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters. Names below
-    # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
-    shown_arg = os.fsencode(arg).decode("utf-8", "replace")
+    # A name that is not UTF-8 keeps its undecodable bytes (surrogateescape): the output formats spell them
+    # losslessly (memzoi.base.printable), so the shown path still names the real file.
+    shown_arg = arg
     if not os.path.isdir(arg):
         out.listed_only = False
         _expand_file(arg, shown_arg, out, on_file, files)
@@ -182,7 +182,7 @@ class _Walk:
             return True
         if utf8_name(name):
             return False
-        q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
+        q_shown = os.path.join(shown, name)
         if managed:
             message = (
                 "this file name is not valid UTF-8, so Memzoi cannot read it as a record "

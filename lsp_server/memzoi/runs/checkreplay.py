@@ -203,7 +203,7 @@ def _displays(args: list[str], inputs: replay.Inputs) -> dict[str, str] | None:
     if len(args) != 1 or not inputs.listing:
         return None
     top = inputs.listing[0][0] + os.sep
-    shown = os.fsencode(args[0]).decode("utf-8", "replace")
+    shown = args[0]  # undecodable bytes kept, as the walk shows them (memzoi.project.checkpaths.expand)
     prefix = shown if shown.endswith("/") else shown + "/"
     out = {path: prefix + path[len(top) :] for path in inputs.stamps if path.startswith(top)}
     return out if len(out) == len(inputs.stamps) else None
