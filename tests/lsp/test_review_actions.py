@@ -183,3 +183,23 @@ async def test_reattest_is_disabled_where_the_command_refuses_it(workspace: Path
     )
     assert refused["code"] == code and token not in refused["message"]
     assert record.read_bytes() == before  # nothing written
+
+
+async def test_undo_refusal_names_the_later_change(git_workspace: Path, memzoi_home: Path, client, monkeypatch):
+    """The server's undo refuses as the CLI does: a file a later ledgered change wrote names that change."""
+    from memzoi.lifecycle import apply_proposal, propose_supersede
+
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))  # the server's ledger
+    root = git_workspace
+    first = apply_proposal(root, "mem-new", actor="r").change_id
+    packet = propose_supersede(
+        root, "prefer-server-sessions", title="Sessions live on the server", body="Keep them.", reason="x", actor="r"
+    ).files[0]
+    later = apply_proposal(root, Path(packet.path).name[:-3], actor="r").change_id
+    refused = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": first}])
+        )
+    )
+    assert refused["code"] == "undo_drift" and f"changed by {later} (apply, " in refused["message"], refused
+    assert refused["message"].endswith("undo that change first")
