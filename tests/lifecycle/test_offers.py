@@ -181,3 +181,19 @@ def test_record_blockers_is_the_rule_of_each_record_operation():
         "credential_token",
         "record_not_active",
     ]
+
+
+def test_a_symlinked_packet_blocks_review_apply_reject_and_undo(tmp_path):
+    root = tmp_path / "repo"
+    outside = builders.write(tmp_path / "elsewhere", builders.packet_path("mem-new"), builders.packet("mem-new"))
+    link = root / builders.packet_path("mem-new")
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    why = path_blocker(root, builders.packet_path("mem-new"))
+    assert why is not None and why.startswith("unsafe_path: ")
+    ledger = FileLedger(uncertain=[], last=change("c1"))
+    offers = file_offers(Role.PENDING, {}, [], readiness([]), ledger, lambda c: True, unsaved=False, unwritable=why)
+    assert [o.operation for o in offers] == ["review", "apply", "reject", "undo"]
+    assert all(o.blocked == why for o in offers)
+    both = file_offers(Role.PENDING, {}, [], readiness([]), None, lambda c: True, unsaved=True, unwritable=why)
+    assert {o.blocked for o in both} == {f"{UNSAVED}; {why}"}  # every reason
