@@ -10,6 +10,7 @@ The kinds of lifecycle actions and how ``context.only`` selects them are :mod:`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -238,13 +239,14 @@ def _offer_actions(ls: ReadSession, uri: str, offer: Offer) -> list[types.CodeAc
 def lifecycle_actions(ls: ReadSession, snap: Snapshot) -> list[types.CodeAction]:
     """The core's lifecycle offers of a record or packet (:func:`memzoi.lifecycle.offers.file_offers`) as code
     actions: a blocked offer is a disabled action with its reason, or left out for a client that cannot show one."""
-    from memzoi.lifecycle.offers import file_offers  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.offers import file_offers, path_blocker  # noqa: PLC0415 lazy: start-up
 
     from . import readiness  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     ledger = project.ledger.for_file(snap.path) if project is not None and snap.path is not None else None
     path = snap.path
+    rel = _project_rel(project.root, path) if project is not None and path is not None else None
     offers = file_offers(
         snap.analysis.placement.role,
         snap.analysis.document.data or {},
@@ -253,8 +255,17 @@ def lifecycle_actions(ls: ReadSession, snap: Snapshot) -> list[types.CodeAction]
         ledger,
         lambda change: project is not None and path is not None and project.ledger.undo_available(path, change),
         unsaved=is_dirty(ls, snap),
+        unwritable=path_blocker(project.root, rel) if project is not None and rel is not None else None,
     )
     return [a for offer in offers for a in _offer_actions(ls, snap.uri, offer) if a is not None]
+
+
+def _project_rel(root: Path, path: Path) -> str | None:
+    """``path`` relative to ``root`` in posix form, the way the commands name it (``None`` outside ``root``)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
 
 
 #: Menu entries of the core's materialization steps (:func:`memzoi.lifecycle.artifacts.offered_steps`).

@@ -13,7 +13,7 @@ from lsprotocol import types
 from memzoi.resident import service
 
 from .. import builders
-from .conftest import git_init, open_doc, proposal_text, wait_until
+from .conftest import git_init, open_doc, proposal_text, refusal, wait_until
 from .test_lifecycle import actions_for
 from .test_resident import _rules, resident_client  # noqa: F401 (fixture)
 from .test_review_flow import execute, field, notes
@@ -144,3 +144,62 @@ async def test_hovers_show_no_escape_characters(git_workspace: Path, client):
     assert "[chg_" in value.split("ledger history", 1)[1]  # the history line names its change
     for noise in ("\\:", "-\\>", "\\[", "\\]"):
         assert noise not in value, (noise, value)
+
+
+def _stale(text: str, body: str) -> str:
+    return builders.edit(text, "Deploy from main.", body)
+
+
+@pytest.mark.parametrize("case", ["credential", "symlink"])
+async def test_reattest_is_disabled_where_the_command_refuses_it(workspace: Path, tmp_path: Path, client, case):
+    """Defect: Re-attest and its preview were offered enabled on a record holding a credential and on a symlinked
+    record, and running them was refused. Now they are disabled with the refusal's code (or absent for a client
+    that cannot show a disabled action)."""
+    token = "ghp_" + "".join(chr(ord("a") + (i * 5) % 26) for i in range(36))  # built here, never printed
+    attested = builders.record("deploy", title="Deploy notes", body="Deploy from main.", attested=True)
+    record = workspace / ".memzoi" / "records" / "deploy.md"
+    if case == "credential":
+        record.write_text(_stale(attested, f"Deploy with {token} from main."))
+        code = "credential_token"
+    else:
+        outside = tmp_path / "outside.md"
+        outside.write_text(_stale(attested, "Deploy from a tag."))
+        record.symlink_to(outside)
+        code = "unsafe_path"
+    git_init(workspace)
+    uri = open_doc(client, record)
+    actions = await actions_for(client, uri)
+    reattests = [a for a in actions if a.title.startswith(("Re-attest", "Preview: re-attest"))]
+    supports = bool(client.capabilities.text_document.code_action.disabled_support)
+    assert len(reattests) == (2 if supports else 0), [a.title for a in actions]
+    for a in reattests:
+        assert a.disabled is not None and a.disabled.reason.startswith(code + ": "), a.disabled
+        assert token not in a.disabled.reason
+    before = record.read_bytes()
+    refused = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.reattest", arguments=[{"uri": uri, "reason": "ok"}])
+        )
+    )
+    assert refused["code"] == code and token not in refused["message"]
+    assert record.read_bytes() == before  # nothing written
+
+
+async def test_undo_refusal_names_the_later_change(git_workspace: Path, memzoi_home: Path, client, monkeypatch):
+    """The server's undo refuses as the CLI does: a file a later ledgered change wrote names that change."""
+    from memzoi.lifecycle import apply_proposal, propose_supersede
+
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))  # the server's ledger
+    root = git_workspace
+    first = apply_proposal(root, "mem-new", actor="r").change_id
+    packet = propose_supersede(
+        root, "prefer-server-sessions", title="Sessions live on the server", body="Keep them.", reason="x", actor="r"
+    ).files[0]
+    later = apply_proposal(root, Path(packet.path).name[:-3], actor="r").change_id
+    refused = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": first}])
+        )
+    )
+    assert refused["code"] == "undo_drift" and f"changed by {later} (apply, " in refused["message"], refused
+    assert refused["message"].endswith("undo that change first")

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..base.findings import Finding, finding
 from ..base.runtime_errors import RuntimeStateError
-from .model import ChangeRecord, Purged
+from .model import ChangeRecord, Purged, Refusal
 from .store import Ledger, _root, _state_or_error
 
 
@@ -22,6 +22,31 @@ def history(
         return []
     with ledger.connect() as conn:
         return ledger.history(conn, path, limit)
+
+
+def undo_drift(
+    ledger: Ledger, conn: sqlite3.Connection, change: ChangeRecord, path: str, current: bytes | None
+) -> Refusal:
+    """The ``undo_drift`` refusal of undoing ``change`` while its file ``path`` (project-relative) holds ``current``
+    (``None``: absent) instead of what the change wrote. When a later applied change of the ledger wrote exactly
+    ``current`` (the newest such), the refusal names it (``changed by <id> (<operation>, <applied at>)``): that
+    change must be undone first. Otherwise the file was changed outside Memzoi, and the refusal says so."""
+    for later in ledger.history(conn, path):  # newest first
+        if later.seq <= change.seq:
+            break
+        if later.status == "applied" and any(f.path == path and f.after == current for f in later.files):
+            return Refusal(
+                "undo_drift",
+                f"{path}: changed by {later.id} ({later.operation}, {later.applied_at or later.updated_at}) after "
+                f"change {change.id} was applied; undo that change first",
+                path,
+            )
+    return Refusal(
+        "undo_drift",
+        f"{path}: edited after change {change.id} was applied, so undo is unavailable; restore the file or make the "
+        "change by hand",
+        path,
+    )
 
 
 def file_history(

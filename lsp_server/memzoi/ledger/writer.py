@@ -13,6 +13,7 @@ from ..base.fsutil import ExternalChange, ReadOnlyTarget, check_creatable, check
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..base.runtime_errors import RuntimeStateError, runtime_error
 from ..judge.pathsafety import name_findings
+from .history import undo_drift
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
 from .schema import as_stored, holds_secret, stored_state
@@ -365,13 +366,9 @@ def undo_change(
             if isinstance(f.before, Purged):
                 raise Refusal("purged_secret", f"change {change.id}: " + purged_message(f.path), f.path)
         for f in change.files:
-            if read_file_state(root, f.path) != f.after:
-                raise Refusal(
-                    "undo_drift",
-                    f"{f.path}: edited after change {change.id} was applied, so undo is unavailable; restore the "
-                    "file or make the change by hand",
-                    f.path,
-                )
+            current = read_file_state(root, f.path)
+            if current != f.after:
+                raise undo_drift(ledger, conn, change, f.path, current)
         _refuse_unwritable(root, change.files, forward=False)
         _refuse_secret_text(actor=actor)
         _step("planned")

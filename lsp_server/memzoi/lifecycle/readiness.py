@@ -155,6 +155,35 @@ def blocks_apply(f: Finding) -> bool:
     return f.code == "dangling_reference" and f.data.get("field") in TARGET_FIELDS
 
 
+#: Findings a re-attestation is meant to settle (:mod:`memzoi.lifecycle.reattest`); any other blocking finding
+#: blocks it.
+REATTEST_SETTLES = frozenset({"stale_attestation"})
+#: The code of the blocker of an operation that needs an active record, and its message per operation.
+NOT_ACTIVE = "record_not_active"
+INACTIVE = {
+    "reattest": "only an active record can be re-attested: put back what its last change wrote instead",
+    "supersede": "only an active record can be superseded",
+    "tombstone": "only an active record can be tombstoned",
+}
+
+
+def record_blockers(findings: Iterable[Finding], *, operation: str, status: str | None) -> list[Blocker]:
+    """Why ``operation`` (``supersede``, ``tombstone`` or ``reattest``) cannot run on a record now: every finding
+    that blocks a write of it (:func:`blocks_write`; a re-attestation settles ``stale_attestation``), then
+    ``record_not_active`` when its frontmatter ``status`` is not ``active`` (Memzoi supersedes, tombstones and
+    attests only active records). ``[]`` when it can run.
+
+    The one rule of the commands' refusals (:func:`memzoi.lifecycle.reattest.plan_reattest`, the target checks of
+    :func:`memzoi.lifecycle.apply.load_target`) and of the editor's offers (:mod:`memzoi.lifecycle.offers`), so an
+    action is disabled exactly when its command would refuse, with the same reasons. Messages come from findings,
+    which never quote a secret."""
+    settled = REATTEST_SETTLES if operation == "reattest" else frozenset()
+    out = [Blocker(f.code, f.message) for f in findings if blocks_write(f) and f.code not in settled]
+    if status != "active":
+        out.append(Blocker(NOT_ACTIVE, INACTIVE[operation]))
+    return _unique(out)
+
+
 def readiness(
     findings: Iterable[Finding],
     *,

@@ -24,12 +24,10 @@ from pathlib import Path
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, file_ledger_state, run_change
 from ..models import RecordFrontmatter
 from ..read.render import RECORD_ORDER
-from .common import Loaded, describe, edited, errors, load, record_ref, record_rel
+from .common import Loaded, edited, load, record_ref, record_rel
 from .materialize import decision_now, derive_decision, derive_plan, plan_materialize
 from .materialize_candidate import build_candidate
-
-#: Findings a re-attestation is meant to settle; any other error blocks it.
-SETTLED = frozenset({"stale_attestation"})
+from .readiness import NOT_ACTIVE, describe, record_blockers
 
 
 def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> ChangePlan:
@@ -37,8 +35,12 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
     rid = record_ref(root, record)
     rel = record_rel(rid)
     loaded = load(root, rel, missing_code="record_not_found", what=f"record `{rid}`")
-    blocking = [f for f in errors(loaded.analysis) if f.code not in SETTLED]
-    if blocking or not isinstance(loaded.analysis.model, RecordFrontmatter):
+    valid = isinstance(loaded.analysis.model, RecordFrontmatter)
+    status = loaded.data.get("status") if valid else None
+    # The one rule the editor's Re-attest action is disabled by (memzoi.lifecycle.readiness.record_blockers).
+    blockers = record_blockers(loaded.analysis.findings, operation="reattest", status=status)
+    blocking = [b for b in blockers if b.code != NOT_ACTIVE]
+    if blocking or not valid:
         raise Refusal(
             blocking[0].code if blocking else "invalid_record",
             f"{rel}: cannot re-attest: {describe(blocking) or 'not a valid record'}; fix the record first",
@@ -46,9 +48,9 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
         )
     data = loaded.data
     attested = "materialization" in data
-    if data.get("status") != "active":
+    if blockers:  # only record_not_active is left
         raise Refusal(
-            "record_not_active",
+            NOT_ACTIVE,
             f"{rel}: cannot re-attest a `{data.get('status')}` record: Memzoi attests "
             "only active records; put back the content its last change wrote (`memzoi history "
             f"{rel}`), or edit the record that replaced it instead",
