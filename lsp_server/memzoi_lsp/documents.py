@@ -2,7 +2,8 @@
 analysis, cached by content hash.
 
 Open documents are analysed from the editor's text (pygls has already applied every ``didChange`` to it; this
-module only reads). Closed files are read as bytes and decoded by the core, so CRLF and invalid UTF-8 are seen
+module only reads), with the findings only the bytes of their file on disk give (``invalid_encoding``, ``bom``,
+``file_too_large``: :mod:`memzoi.judge.diskbytes`) merged in once :mod:`.diskview` has read them. Closed files are read as bytes and decoded by the core, so CRLF and invalid UTF-8 are seen
 exactly as on disk (pygls's disk fallback would universalise newlines).
 """
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from pygls.workspace import Workspace
 
     from memzoi.judge.analysis import Analysis
+    from memzoi.judge.diskbytes import DiskBytes
 
 log = logging.getLogger("memzoi_lsp.documents")
 
@@ -115,6 +117,10 @@ class Documents:
         # the buffer's version then. Until the client reloads the buffer (a new version), the file on disk governs
         # the document (its diagnostics and the cross-file facts), so nothing is judged from stale text.
         self.behind: dict[str, int | None] = {}
+        # Open documents: the byte findings of their file on disk (memzoi.judge.diskbytes), merged into the analysis
+        # of the editor's text, and the turn of the latest read of them (an older read that ends later is dropped).
+        self._disk: dict[str, DiskBytes] = {}
+        self._disk_turns: dict[str, int] = {}
 
     def is_open(self, uri: str) -> bool:
         """True when the editor has ``uri`` open."""
@@ -137,6 +143,37 @@ class Documents:
             self.behind.pop(key, None)
             return False
         return True
+
+    def disk_turn(self, uri: str) -> int:
+        """Start a read of the bytes on disk of the open document ``uri``: its turn, for :meth:`set_disk`."""
+        key = uri_key(uri)
+        with self._lock:
+            turn = self._disk_turns.get(key, 0) + 1
+            self._disk_turns[key] = turn
+            return turn
+
+    def set_disk(self, uri: str, turn: int, disk: DiskBytes | None) -> bool:
+        """Hold ``disk`` (``None``: no file, or no byte finding) as the byte findings of the file of the open
+        document ``uri``, read at ``turn`` (:meth:`disk_turn`); a read that a later one overtook is dropped. True
+        when what the document shows changes (its analysis then merges the new findings,
+        :func:`memzoi.judge.diskbytes.editor_analysis`)."""
+        key = uri_key(uri)
+        if disk is not None and not disk.placed:
+            disk = None
+        with self._lock:
+            if self._disk_turns.get(key) != turn:
+                return False
+            old = self._disk.pop(key, None)
+            if disk is not None:
+                self._disk[key] = disk
+        return (old.placed if old else ()) != (disk.placed if disk else ())
+
+    def forget_disk(self, uri: str) -> None:
+        """The document ``uri`` was closed: its byte findings go (a read under way is dropped when it ends)."""
+        key = uri_key(uri)
+        with self._lock:
+            self._disk.pop(key, None)
+            self._disk_turns.pop(key, None)
 
     def open_uri_for(self, path: str | os.PathLike[str] | None) -> str | None:
         """The URI under which the editor has the file ``path`` open, whatever the spelling (a symbolic link of a
@@ -162,6 +199,7 @@ class Documents:
     def snapshot(self, uri: str) -> Snapshot | None:
         """The document's current snapshot, or ``None`` when it is neither open nor a readable file."""
         from memzoi.judge.analysis import analyze_bytes, analyze_text  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.diskbytes import editor_analysis  # noqa: PLC0415 lazy: start-up
 
         key = uri_key(uri)
         doc = self._workspace().text_documents.get(key)
@@ -170,8 +208,11 @@ class Documents:
             doc = None  # the server rewrote the file: the disk governs until the client reloads the buffer
         if doc is not None:
             text = doc.source
+            # the editor's text, with the byte findings of its file on disk (what check reads: promise 3)
+            disk = self._disk.get(key)
             digest = b"t" + blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()
-            analysis = self._cached(key, digest, lambda: analyze_text(text, path))
+            digest += disk.revision.encode() if disk is not None else b""
+            analysis = self._cached(key, digest, lambda: editor_analysis(analyze_text(text, path), path, disk))
             return Snapshot(doc.uri, path, text, doc.version, True, analysis)
         if path is None:
             return None

@@ -171,9 +171,14 @@ class WorkspaceCommandSession(SymbolSession, IndexSession, ProjectsView, DiskPas
     projects, the index on the scan thread, the analyses' symbols, and the watch pass after a check."""
 
 
+class DiskBytesSession(DocumentCache, BackgroundWork, ProjectLookup, EditorEvent, Republisher, Protocol):
+    """What reading an open document's bytes on disk needs (:mod:`memzoi_lsp.diskview`): the document cache that
+    holds them, the loop, the file's project (its scan verdict), and re-diagnosing the document."""
+
+
 class SyncSession(
     ProjectDiscovery,
-    DocumentsView,
+    DiskBytesSession,
     FeatureRegistry,
     PullMode,
     EditorEvent,
@@ -192,6 +197,7 @@ class SyncSession(
 
 class WatchSession(
     IndexUpdateSession,
+    DiskBytesSession,
     DocumentCache,
     ProjectsView,
     CapabilitiesView,

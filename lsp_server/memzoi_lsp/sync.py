@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from memzoi.judge.workspace import place
 
-from . import routing_view
+from . import diskview, routing_view
 from .documents import path_to_uri, uri_key, uri_to_path
 from .protocol import handler
 
@@ -40,6 +40,7 @@ class TextSync:
         ls.apply_editor(uri)
         if not ls.pull_diagnostics:
             ls.publish(uri)  # at once on open; typing is debounced
+        diskview.refresh(ls, uri)  # the findings of its bytes on disk follow, read off the loop
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         """``didChange``: push: diagnosed once typing pauses; pull: the text enters the project state at once."""
@@ -66,6 +67,7 @@ class TextSync:
         ls = self._ls
         uri = params.text_document.uri
         ls.cancel_diagnostics(uri)
+        ls.docs.forget_disk(uri)
         # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
         path = uri_to_path(uri)
         project = ls.project_for(path)

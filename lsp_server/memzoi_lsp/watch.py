@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from . import diskview
 from .documents import uri_to_path
 from .tasks import Tasks
 
@@ -175,6 +176,9 @@ class FileWatching:
         """
         ls = self._ls
         ls.inbox_paths_changed(paths)
+        for path in paths:  # an open document's bytes on disk changed (a save, another writer): read them again
+            if (uri := ls.docs.open_uri_for(path)) is not None:
+                diskview.refresh(ls, uri)
         updated: list[str] = []
         removed: list[str] = []
         affected: set[str] = set()

@@ -143,19 +143,23 @@ def analyze_bytes(
     analysis = analyze_text(decoded.text, path, placement=placement, now=now, config=config)
     extra = list(decoded.findings)
     if len(data) > MAX_FILE_BYTES:
-        extra.append(
-            finding(
-                "file_too_large",
-                f"file is {len(data)} bytes; Memzoi refuses files and fields over {MAX_FILE_BYTES} bytes, and above "
-                "this size only Memzoi's write-safety rules are checked (the other content detectors are skipped): "
-                "split or shorten the memory",
-                0,
-                min(3, len(analysis.text)),
-            )
-        )
+        extra.append(too_large(len(data), analysis.text))
     if extra:
         analysis.findings = sorted(analysis.findings + extra, key=lambda f: (f.start, f.end, f.code))
     return analysis
+
+
+def too_large(size: int, text: str) -> Finding:
+    """The ``file_too_large`` finding of a file of ``size`` bytes (above :data:`MAX_FILE_BYTES`) whose text is
+    ``text``: on its first three code points."""
+    return finding(
+        "file_too_large",
+        f"file is {size} bytes; Memzoi refuses files and fields over {MAX_FILE_BYTES} bytes, and above "
+        "this size only Memzoi's write-safety rules are checked (the other content detectors are skipped): "
+        "split or shorten the memory",
+        0,
+        min(3, len(text)),
+    )
 
 
 def analyze_path(

@@ -88,6 +88,18 @@ class Document:
         return self.lines.line_span(line)
 
 
+def bom_finding() -> Finding:
+    """The ``bom`` finding of a text that starts with U+FEFF (span ``[0, 1)``, with the quick fix that deletes it):
+    :func:`frame`'s, and the one :mod:`memzoi.judge.diskbytes` reports from a file's bytes."""
+    return finding(
+        "bom",
+        "file starts with a UTF-8 byte order mark; Memzoi files are written without one",
+        0,
+        1,
+        fixes=(Fix("Remove the byte order mark", (TextEdit(0, 1, ""),)),),
+    )
+
+
 def frame(text: str) -> Document:
     """Split ``text`` into frontmatter and body and parse the frontmatter. Never raises.
 
@@ -99,15 +111,7 @@ def frame(text: str) -> Document:
     if text.startswith(BOM):
         doc.bom = True
         base = 1
-        doc.findings.append(
-            finding(
-                "bom",
-                "file starts with a UTF-8 byte order mark; Memzoi files are written without one",
-                0,
-                1,
-                fixes=(Fix("Remove the byte order mark", (TextEdit(0, 1, ""),)),),
-            )
-        )
+        doc.findings.append(bom_finding())
     m = _OPEN.match(text, base)
     if not m:
         _missing_frontmatter(doc, base)
