@@ -212,7 +212,7 @@ FEATURES = frozenset(
 SHARED = frozenset(
     "__init__ changes closed codeactions commandids commanding convert documents indexing inputs keys logbridge "
     "markup notifications project protocol provenance readiness reads refusal resident_view routing_view session "
-    "session_members settings tasks textdoc transport clientinput output diagwire publishlog scanjobs".split()
+    "session_members settings tasks textdoc transport clientinput output diagwire publishlog scanjobs diskview".split()
 )
 #: The composition root: it imports the features and wires them.
 ROOT = frozenset({"__main__", "server", "startup"})

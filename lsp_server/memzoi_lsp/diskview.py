@@ -26,11 +26,14 @@ log = logging.getLogger("memzoi_lsp.diskview")
 
 
 def refresh(ls: DiskBytesSession, uri: str) -> None:
-    """Read the byte findings of the file of the open document ``uri`` in a worker thread; when they change what
-    the document shows, its text enters the project state again and it is published (or re-pulled)."""
+    """Read the byte findings of the file of the open document ``uri`` (a file below a ``.memzoi`` folder) in a
+    worker thread; when they change what the document shows, its text enters the project state again and it is
+    published (or re-pulled)."""
+    from memzoi.judge.workspace import place  # noqa: PLC0415 lazy: start-up
+
     loop, path = ls.loop, uri_to_path(uri)
-    if loop is None or path is None or ls.stopping:
-        return
+    if loop is None or path is None or ls.stopping or place(path).memzoi_dir is None:
+        return  # only the files of a `.memzoi` folder are analysed from their text (other buffers: none read)
     project = ls.project_for(path)
     held = project.verdicts.get(project.key_of(path)) if project is not None and project.verdicts else None
     turn = ls.docs.disk_turn(uri)

@@ -130,6 +130,10 @@ def provenance_markdown(ls: ReadSession, snap: Snapshot, commit: dict[str, str] 
         out = _proposal_lines(ls, snap, fm, facts)
     else:
         out = _record_lines(ls, snap, fm, facts)
+    # the text shown may be the editor's own decoding of bytes check refuses (a Latin-1 record): never present it as fine
+    bad = [f for f in snap.analysis.findings if f.code == "invalid_encoding"]
+    if bad:
+        out.insert(1, f"- **not valid UTF-8** ({code('invalid_encoding')}): {esc(bad[0].message)}")
     if commit:
         out.append(
             f"- last commit: {code(commit['hash'])} {esc(commit['author'])}, {esc(commit['date'])}: "

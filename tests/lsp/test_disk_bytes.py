@@ -61,6 +61,10 @@ async def test_latin1_record_shows_checks_invalid_encoding_until_saved_as_utf8(
             want["range"]["start"]["character"],
         )
         assert "byte offset" in diag.message
+        hover = await client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(1, 8))
+        )
+        assert hover is not None and "invalid_encoding" in str(hover.contents), hover
 
         path.write_text(text, encoding="utf-8")  # the user saves the buffer as UTF-8
         client.text_document_did_save(
@@ -92,9 +96,7 @@ async def test_record_over_the_size_limit_shows_file_too_large(profile, workspac
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
-async def test_small_buffer_of_a_large_file_shows_the_disks_file_too_large(
-    profile, workspace: Path, memzoi_home: Path
-):
+async def test_small_buffer_of_a_large_file_shows_the_disks_file_too_large(profile, workspace: Path, memzoi_home: Path):
     text = record_text("big-notes", "Big notes")
     path = workspace / ".memzoi" / "records" / "big-notes.md"
     path.write_text(text + ("Another line of notes about the build.\n" * 14_000), encoding="utf-8")
