@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     found = checked_history(root, rel, limit=args.limit)
     changes, problem = found.changes, found.problem()
     if problem is not None and found.damage is not None:
-        from ..judge.pathsafety import with_shown_paths  # noqa: PLC0415 lazy: only for a damaged ledger (detectors)
+        from ..judge.pathsafety import with_shown_paths  # noqa: PLC0415 lazy: start-up - the detectors, for a damaged ledger only
 
         problem = with_shown_paths(problem, found.damage.path)
     if args.json:
