@@ -139,14 +139,14 @@ def test_file_history_reads_the_ledger_and_never_creates_or_raises(tmp_path, mon
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
     root = tmp_path / "proj"
     root.mkdir()
-    assert L.file_history(root, root / "a.md") == []
+    assert L.file_history(root, root / "a.md") == L.HistoryRead()
     assert not (tmp_path / "home").exists()  # reading made no runtime directory
     plan = lambda r: L.ChangePlan("t", [L.FileChange("a.md", L.read_file_state(r, "a.md"), b"a\n")])  # noqa: E731
     first = L.run_change(root, plan, actor="a")
     second = L.run_change(root, lambda r: L.ChangePlan("t2", [L.FileChange("a.md", b"a\n", b"b\n")]), actor="b")
-    assert [c.id for c in L.file_history(root, root / "a.md")] == [second.change_id, first.change_id]
-    assert [c.id for c in L.file_history(root, "a.md", limit=1)] == [second.change_id]
-    assert L.file_history(root, tmp_path / "elsewhere.md") == []  # outside the project
+    assert [c.id for c in L.file_history(root, root / "a.md").changes] == [second.change_id, first.change_id]
+    assert [c.id for c in L.file_history(root, "a.md", limit=1).changes] == [second.change_id]
+    assert L.file_history(root, tmp_path / "elsewhere.md") == L.HistoryRead()  # outside the project
 
 
 # --- resident findings graded by [rules] ------------------------------------------------------------------------

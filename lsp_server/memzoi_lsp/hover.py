@@ -141,7 +141,9 @@ def provenance_markdown(ls: ReadSession, snap: Snapshot, commit: dict[str, str] 
         )
     else:
         out.append("- last commit: none (not committed, or not in a git repository)")
-    if facts.history:
+    if facts.history_unavailable:  # never "no recorded changes": the ledger could not say
+        out.append(f"- ledger history: unavailable: {esc(facts.history_unavailable)}")
+    elif facts.history:
         out.append("- ledger history:")
         out += [f"  - {esc(line)}" for line in facts.history]
     else:

@@ -162,9 +162,11 @@ async def recover(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 @command(HISTORY)
 async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
-    ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`)."""
-    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
-    from memzoi.ledger import undo_available  # noqa: PLC0415 lazy: start-up
+    ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`). A damaged
+    ledger refuses with ``corrupt_database`` (what it is, how far it could be read, to run ``memzoi doctor``:
+    :func:`memzoi.ledger.checked_history`), never an empty or partial list shown as the whole history."""
+    from memzoi.base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from memzoi.ledger import checked_history, undo_available  # noqa: PLC0415 lazy: start-up
 
     root = project_root(ls, arg)
     rel = None
@@ -174,9 +176,11 @@ async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
     limit = arg.get("limit") if isinstance(arg.get("limit"), int) else None
 
     def listing() -> list[dict[str, Any]]:
-        return [
-            {**c.to_json(), "undo_available": undo_available(root, c)} for c in core.history(root, rel, limit=limit)
-        ]
+        found = checked_history(root, rel, limit=limit)
+        problem = found.problem()
+        if problem is not None:
+            raise RuntimeStateError("corrupt_database", problem, found.damage.path if found.damage else None)
+        return [{**c.to_json(), "undo_available": undo_available(root, c)} for c in found.changes]
 
     return await asyncio.get_running_loop().run_in_executor(None, listing)
 

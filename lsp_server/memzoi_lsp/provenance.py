@@ -4,6 +4,7 @@ Presentation lives in :mod:`memzoi_lsp.hover`; nothing here decides policy."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ class Facts:
     superseded_by: list[str] = field(default_factory=list)
     targets: list[tuple[str, str]] = field(default_factory=list)
     history: list[str] = field(default_factory=list)
+    #: Why the ledger's history cannot be shown (a damaged ledger: what it is and to run `memzoi doctor`), or None.
+    history_unavailable: str | None = None
     proposed_via: str | None = None
 
 
@@ -75,7 +78,7 @@ def collect(ls: ReadSession, snap: Snapshot) -> Facts:
             facts.apply_state = "no: already resolved"
         elif verdict is not None:
             facts.apply_state = verdict.statement()
-        changes = ledger_changes(ls, snap)
+        changes = ledger_changes(ls, snap, facts)
         facts.proposed_via = proposed_via(changes)
     else:
         rid = analysis.placement.identity or fm.id
@@ -83,7 +86,7 @@ def collect(ls: ReadSession, snap: Snapshot) -> Facts:
         facts.current, facts.retention, facts.attestation = standing.current, standing.retention, standing.attestation
         if rid:
             facts.superseded_by = superseded_by(ls, snap, str(rid))
-        changes = ledger_changes(ls, snap)
+        changes = ledger_changes(ls, snap, facts)
     facts.history = history(ls, snap, changes)
     return facts
 
@@ -97,19 +100,32 @@ def superseded_by(ls: ReadSession, snap: Snapshot, record_id: str) -> list[str]:
     return superseding(project.crossfile, record_id) if project is not None else []
 
 
-def ledger_changes(ls: ReadSession, snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
+def ledger_changes(ls: ReadSession, snap: Snapshot, facts: Facts, limit: int = 20) -> list[ChangeRecord]:
     """The ledger's changes touching this file, newest first (:func:`memzoi.ledger.file_history`: never creates a
-    ledger, ``[]`` when there is none or it cannot be read)."""
+    ledger, ``[]`` when there is none or it cannot be read). A damaged ledger sets ``facts.history_unavailable``
+    (its path shown as :func:`~memzoi.judge.pathsafety.with_shown_paths` shows it), so that the hover never
+    shows it as a file without history."""
     from memzoi.ledger import file_history  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:
         return []
     try:
-        return file_history(project.root, snap.path, limit=limit)
+        found = file_history(project.root, snap.path, limit=limit)
+        if found.damage is None:
+            # The project's whole reading of the ledger (re-read only when it changed) meets damage this file's
+            # query may not: a page of `change` is not read when no change touched the file.
+            project.ledger.for_file(snap.path)
+            found = dataclasses.replace(found, damage=project.ledger.damage)
     except Exception as err:  # the barrier: an unexpected failure of the ledger must not break hover
         log.info("ledger history unavailable: %s", type(err).__name__)
         return []
+    problem = found.problem()
+    if problem is not None and found.damage is not None:
+        from memzoi.judge.pathsafety import with_shown_paths  # noqa: PLC0415 lazy: start-up
+
+        facts.history_unavailable = with_shown_paths(problem, found.damage.path)
+    return found.changes
 
 
 def history(ls: ReadSession, snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:

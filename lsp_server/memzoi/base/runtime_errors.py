@@ -204,6 +204,14 @@ def runtime_error(err: BaseException, path: str | os.PathLike[str], kind: str = 
     return RuntimeStateError(code, f"{problem}; {advice}", path, advice=advice)
 
 
+def damaged(db: str | os.PathLike[str], problem: str, kind: str = "runtime") -> RuntimeStateError:
+    """The ``corrupt_database`` error of the database ``db`` (a ``kind`` of :data:`KINDS`) that :func:`damage` found
+    damaged; ``problem`` is its verdict (SQLite's own text). The message names the file, quotes the problem and ends
+    with the kind's advice, as :func:`runtime_error` does for a damaged page met by a query."""
+    text, advice = describe("corrupt_database", db, kind, problem)
+    return RuntimeStateError("corrupt_database", f"{text}; {advice}", db, advice=advice)
+
+
 def damage(db: str | os.PathLike[str], *, timeout: float = 5.0) -> str | None:
     """SQLite's own verdict on the existing database file ``db``: ``None`` when ``PRAGMA quick_check`` passes,
     else what SQLite says is wrong (the check's first line, and how many more it reported; or the error that kept
@@ -237,7 +245,8 @@ def _quick_check(uri: str, timeout: float) -> str | None:
     if lines == ["ok"]:
         return None
     more = f" (and {len(lines) - 1} more problem(s))" if len(lines) > 1 else ""
-    return lines[0] + more
+    # A line may span several ("*** in database main ***\nPage 8: …"): messages are one line.
+    return " ".join(lines[0].split()) + more
 
 
 @contextmanager
@@ -255,6 +264,7 @@ __all__ = [
     "RuntimeStateError",
     "classify",
     "damage",
+    "damaged",
     "describe",
     "file_system_problem",
     "guard",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from ..base.printable import printable
 from ._changes import add_common, describe_file, emit_json, project_root, refuse
@@ -18,7 +20,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="List the changes recorded in the ledger, newest first, with their files, actor, source, "
         "reason and status. With PATH, only the changes that touched that file.",
         examples=["memzoi history", "memzoi history .memzoi/records/use-pnpm.md --limit 5", "memzoi history --json"],
-        exits={1: "PATH is outside the project"},
+        exits={
+            1: "PATH is outside the project, or the ledger is damaged (`corrupt_database`: what could be read is "
+            "printed first, and the error says to run `memzoi doctor`)"
+        },
     )
     p.add_argument("path", nargs="?", metavar="PATH", help="only changes touching this file")
     p.add_argument("--limit", type=int, help="at most this many changes")
@@ -27,8 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the history."""
-    from ..ledger import Refusal, history  # noqa: PLC0415 lazy: start-up
+    """Print the history; a damaged ledger is an error (exit 1) after whatever could be read."""
+    from ..ledger import Refusal, checked_history  # noqa: PLC0415 lazy: start-up
     from ..lifecycle.common import rel_to_root  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)
@@ -38,11 +43,19 @@ def run(args: argparse.Namespace) -> int:
             rel = rel_to_root(root, args.path)
         except Refusal as err:
             return refuse(args, err)
-    changes = history(root, rel, limit=args.limit)
+    found = checked_history(root, rel, limit=args.limit)
+    changes, problem = found.changes, found.problem()
+    if problem is not None and found.damage is not None:
+        from ..judge.pathsafety import with_shown_paths  # noqa: PLC0415 lazy: start-up - the detectors, for a damaged ledger only
+
+        problem = with_shown_paths(problem, found.damage.path)
     if args.json:
-        emit_json({"changes": [c.to_json() for c in changes]})
-        return 0
-    if not changes:
+        out: dict[str, Any] = {"changes": [c.to_json() for c in changes]} if found.read else {}
+        if problem is not None:
+            out["error"] = {"code": "corrupt_database", "message": problem}
+        emit_json(out)
+        return 0 if problem is None else 1
+    if not changes and problem is None:
         print("no changes recorded")
     for c in changes:
         print(printable(f"{c.id}  {c.status:9} {c.operation:11} {c.created_at}  {c.actor} ({c.source})  {c.summary}"))
@@ -52,4 +65,7 @@ def run(args: argparse.Namespace) -> int:
             print(printable(f"    note: {c.diagnostic}"))
         for f in c.files:
             print(printable(f"    {describe_file(f.to_json()):8} {f.path}"))
-    return 0
+    if problem is None:
+        return 0
+    print(printable(f"memzoi: corrupt_database: {problem}"), file=sys.stderr)
+    return 1

@@ -45,7 +45,16 @@ recovery and reconciliation.
 May import: base, read, judge, models, safety, ledger.
 """
 
-from .history import file_history, file_ledger_state, get_change, history, ledger_findings, undo_available
+from .history import (
+    HistoryRead,
+    checked_history,
+    file_history,
+    file_ledger_state,
+    get_change,
+    history,
+    ledger_findings,
+    undo_available,
+)
 from .model import (
     RECONCILED,
     RECOVERY_MODES,
@@ -76,12 +85,14 @@ __all__ = [
     "dry_run",
     "FileChange",
     "FileLedger",
+    "HistoryRead",
     "Ledger",
     "LedgerView",
     "Purged",
     "Reconciled",
     "Refusal",
     "cached_runtime_dir",
+    "checked_history",
     "file_ledger_state",
     "get_change",
     "file_history",

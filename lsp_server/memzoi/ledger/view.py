@@ -18,6 +18,7 @@ from typing import Any
 
 from ..base.findings import Finding
 from ..base.runtime import LEDGER_DB
+from ..base.runtime_errors import RuntimeStateError
 from .history import history, ledger_findings
 from .model import ChangeRecord
 from .store import cached_runtime_dir
@@ -50,6 +51,9 @@ class LedgerView:
         self._files: dict[str, FileLedger] = {}
         self._folders: dict[str, str] = {}  # folder -> its real path (batch runs)
         self._lock = threading.Lock()
+        #: The ``corrupt_database`` error of the last reading when the ledger is damaged (its facts are then
+        #: unknown, not empty: a caller showing history says so), else ``None``.
+        self.damage: RuntimeStateError | None = None
 
     def _db(self) -> Path | None:
         try:
@@ -62,17 +66,20 @@ class LedgerView:
     def _refresh(self) -> None:
         db = self._db()
         if db is None:
-            self._files, self._stamp = {}, None
+            self._files, self._stamp, self.damage = {}, None, None
             return
         stamp = tuple(_stat_stamp(p) for p in (db, db.with_name(db.name + "-wal")))
         if stamp == self._stamp:
             return
         files: dict[str, FileLedger] = {}
+        damage = None
         try:
             changes = history(self.root)
         except Exception as err:  # an unreadable ledger must not break diagnostics
             log.warning("cannot read the ledger of %s: %s", self.root, err)
             changes = []
+            if isinstance(err, RuntimeStateError) and err.code == "corrupt_database":
+                damage = err
         for change in reversed(changes):  # oldest first, so `last` ends as the newest applied change
             for f in change.files:
                 entry = files.setdefault(f.path, FileLedger())
@@ -80,7 +87,7 @@ class LedgerView:
                     entry.uncertain.append(change)
                 elif change.status == "applied":
                     entry.last = change
-        self._files, self._stamp = files, stamp
+        self._files, self._stamp, self.damage = files, stamp, damage
 
     def for_file(self, path: str | os.PathLike[str]) -> FileLedger:
         """Facts of ``path`` (empty when the ledger never touched it)."""
@@ -113,6 +120,7 @@ class LedgerView:
         with self._lock:
             self._refresh()
             view._files = self._files  # replaced, never changed in place, by a later refresh
+            view.damage = self.damage
         view._read = True
         if not view._files:  # no file to name (the usual case): no real path to take (a stat per folder of the root)
             return view
