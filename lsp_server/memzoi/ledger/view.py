@@ -71,7 +71,9 @@ class LedgerView:
         try:
             changes = history(self.root)
         except Exception as err:  # an unreadable ledger must not break diagnostics
-            log.warning("cannot read the ledger of %s: %s", self.root, err)
+            from ..judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
+
+            log.warning("%s", shown_for_projects(f"cannot read the ledger of {self.root}: {err}", [self.root]))
             changes = []
         for change in reversed(changes):  # oldest first, so `last` ends as the newest applied change
             for f in change.files:

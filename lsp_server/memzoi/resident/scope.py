@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..base.runtime import zuno_config_dir
 from ..base.vocabulary import RESIDENT_SCOPES as SCOPES
 from ..judge.config import USER_ONLY, load_config
 from ..judge.config_model import MemzoiConfig, ResidentSection
@@ -45,11 +46,8 @@ class ResidentFile:
 
 
 def default_global_path() -> Path:
-    """``$ZUNO_CONFIG_DIR/memory/MEMORY.md``, else ``$HOME/.config/zuno/memory/MEMORY.md`` (Zuno ``scope.rs``)."""
-    base = os.environ.get("ZUNO_CONFIG_DIR")
-    if base:
-        return Path(base) / "memory" / "MEMORY.md"
-    return Path(os.path.expanduser("~")) / ".config" / "zuno" / "memory" / "MEMORY.md"
+    """``memory/MEMORY.md`` in Zuno's configuration folder (:func:`memzoi.base.runtime.zuno_config_dir`)."""
+    return zuno_config_dir() / "memory" / "MEMORY.md"
 
 
 def project_config(project_root: Path, sections: Sequence[str] = ("resident",)) -> MemzoiConfig:
