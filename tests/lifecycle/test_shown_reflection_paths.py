@@ -65,3 +65,15 @@ def test_a_transcript_below_the_project_that_cannot_be_read_is_named_redacted(re
     assert code == 1
     assert_no_token(out)
     assert REDACTED_PREFIX in out
+
+
+@pytest.mark.parametrize("broken", ["[resident\n", "[resident]\nglobal_char_limit = -1\n"], ids=["toml", "value"])
+def test_a_resident_command_names_the_user_configuration_redacted(reflect_repo, tmp_path, capsys, broken):
+    """Any command reading the user's own configuration (here ``resident propose`` of the global file) names it as
+    :func:`~memzoi.judge.pathsafety.with_shown_paths` shows it, in the core's refusal (``scope.user_resident``)."""
+    (tmp_path / USER_TOKEN / "zuno" / "memzoi.toml").write_text(broken, encoding="utf-8")
+    argv = ("resident", "propose", "--scope", "global", "--action", "add", "--content", "Use tabs.", "--reason", "r")
+    code, out = run(capsys, reflect_repo, *argv, "--confidence", "0.5", "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "invalid_config"
+    assert_no_token(out)
+    assert REDACTED_PREFIX in out
