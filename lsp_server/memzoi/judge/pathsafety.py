@@ -136,7 +136,18 @@ def shown_local_path(path: str | os.PathLike[str]) -> str:
 def with_shown_paths(message: str, path: str | os.PathLike[str] | None) -> str:
     """``message`` (a runtime failure's, which names ``path``, its folder or its nearest existing ancestor) with
     each of those spelled as :func:`shown_local_path` shows it. ``None``: ``message`` unchanged."""
-    return message if path is None else respelled(message, local_spellings(path))
+    if path is None:
+        return message
+    # only the forms the message names are scanned (a folder's text is a prefix of its path's: named too)
+    shown: str = respelled(message, local_spellings(*(named for named in _named_forms(path) if named in message)))
+    return shown
+
+
+def _named_forms(path: str | os.PathLike[str]) -> list[str]:
+    """``path`` as given, absolute, and each of its folders: the texts a message about it may hold."""
+    given = os.fspath(path)
+    text = os.path.abspath(given)
+    return [named for named in (given, text, *(str(p) for p in Path(text).parents)) if len(named) > 1]
 
 
 #: ``(text, shown)`` pairs of :func:`local_spellings`, longest text first.
@@ -150,12 +161,8 @@ def local_spellings(*paths: str | os.PathLike[str] | None) -> Spellings:
     them bears a secret; :func:`respelled` then changes nothing."""
     pairs: dict[str, str] = {}
     for path in paths:
-        if path is None:
-            continue
-        given = os.fspath(path)
-        text = os.path.abspath(given)
-        for named in (given, text, *(str(p) for p in Path(text).parents)):
-            if len(named) > 1 and named not in pairs:
+        for named in _named_forms(path) if path is not None else ():
+            if named not in pairs:
                 pairs[named] = shown_local_path(named)
     return tuple(sorted(((k, v) for k, v in pairs.items() if k != v), key=lambda kv: -len(kv[0])))
 
@@ -173,8 +180,8 @@ def respelled(value: Any, spellings: Spellings, keep: Callable[[str], bool] | No
             if named in value:
                 value = value.replace(named, shown)
         return value
-    if isinstance(value, list):
-        return [respelled(v, spellings, keep) for v in value]
+    if isinstance(value, (list, tuple)):
+        return type(value)(respelled(v, spellings, keep) for v in value)
     if isinstance(value, dict):
         return {
             k: v if keep is not None and isinstance(k, str) and keep(k) else respelled(v, spellings, keep)
@@ -216,12 +223,20 @@ def _spellings_of(places: tuple[tuple[str, ...], str, str]) -> Spellings:
     found = _SPELLINGS.get(places)
     if found is None:
         roots, home, zuno = places
-        keys = [os.path.join(home, "projects", _runtime().cached_keys(root).repository_key) for root in roots]
-        found = local_spellings(home, zuno, *roots, *keys)
+        found = local_spellings(home, zuno, *roots, *(_runtime_dir(home, root) for root in roots))
         if len(_SPELLINGS) >= _SPELLINGS_KEPT:
             _SPELLINGS.clear()
         _SPELLINGS[places] = found
     return found
+
+
+def _runtime_dir(home: str, root: str) -> str | None:
+    """``<home>/projects/<repository key>`` of ``root``; ``None`` when its key cannot be derived (an odd path:
+    nothing names a runtime directory that cannot be found)."""
+    try:
+        return os.path.join(home, "projects", _runtime().cached_keys(root).repository_key)
+    except Exception:  # answering must never fail on a path: the root and the home are still respelled
+        return None
 
 
 def shown_for_projects(
@@ -250,7 +265,7 @@ def _names_any(value: Any, texts: set[str]) -> bool:
         return any(t in value for t in texts)
     if isinstance(value, dict):
         return any(_names_any(v, texts) for v in value.values())
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return any(_names_any(v, texts) for v in value)
     return False
 
