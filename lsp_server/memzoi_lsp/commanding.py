@@ -24,6 +24,7 @@ from lsprotocol import types
 from memzoi.base.runtime_errors import RuntimeStateError
 
 from .documents import path_to_uri, uri_to_path
+from .logbridge import shown_in
 from .refusal import CommandRefused
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
@@ -271,8 +272,28 @@ class CommandGroup:
         return cls(name, {h.__memzoi_command__: h for h in handlers}, setup)
 
     def register(self, server: CommandSession) -> None:
-        """Register every command of the group."""
+        """Register every command of the group, each answering through :func:`shown_answers`."""
         if self._setup is not None:
             self._setup()
         for command_name, handler in self.handlers.items():
-            server.command(command_name)(handler)
+            server.command(command_name)(shown_answers(handler))
+
+
+def shown_answers(handler: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``handler`` whose result and refusal (:class:`~.refusal.CommandRefused`) name local paths only as
+    :func:`shown_in` shows them: the one place every command's answer leaves the server."""
+
+    async def answer(ls: CommandSession, *args: Any) -> Any:
+        try:
+            result = await handler(ls, *args)
+        except CommandRefused as err:
+            data = err.data if isinstance(err.data, dict) else {}
+            raise CommandRefused(
+                str(data.get("code", "refused")), shown_in(ls, err.message), shown_in(ls, data.get("path"))
+            ) from None
+        return shown_in(ls, result)
+
+    # Not functools.wraps: pygls reads the handler's signature (``*args``) to structure the arguments.
+    answer.__name__ = getattr(handler, "__name__", "command")
+    answer.__doc__ = handler.__doc__
+    return answer

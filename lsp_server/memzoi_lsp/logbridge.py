@@ -12,12 +12,15 @@ import logging
 import re
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 
 if TYPE_CHECKING:
     from .session import LogSession
+    from .session_members import ProjectsView
+
+T = TypeVar("T")
 
 _LEVELS = {
     logging.ERROR: types.MessageType.Error,
@@ -46,7 +49,7 @@ class ClientLogHandler(logging.Handler):
         self._local.busy = True
         try:
             params = types.LogMessageParams(
-                type=_LEVELS.get(record.levelno, types.MessageType.Log), message=self.format(record)
+                type=_LEVELS.get(record.levelno, types.MessageType.Log), message=shown_in(ls, self.format(record))
             )
             if threading.current_thread() is threading.main_thread():
                 ls.window_log_message(params)
@@ -56,6 +59,47 @@ class ClientLogHandler(logging.Handler):
             pass
         finally:
             self._local.busy = False
+
+
+def _is_uri(key: str) -> bool:
+    """A result's key whose value the client opens (``uri``, ``targetUri``): it stays the file's real URI."""
+    return key.lower().endswith("uri")
+
+
+def shown_in(ls: ProjectsView, value: T) -> T:
+    """``value`` (a log line, a command's result or refusal text) with the local places of the workspace's projects
+    it names (their roots, runtime directories, the memzoi home, Zuno's folder and the paths below them) spelled as
+    :func:`memzoi.judge.pathsafety.shown_local_path` shows them; a ``uri`` the client opens is kept. The same
+    object when none of their names bears a secret (:func:`~memzoi.judge.pathsafety.shown_for_projects`)."""
+    from memzoi.judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
+
+    shown: T = shown_for_projects(value, sorted(ls.projects), _is_uri)
+    return shown
+
+
+class ShownPaths(logging.Filter):
+    """Spells the local places a ``memzoi*`` record names as every output shows them (:func:`shown_in`), before any
+    handler writes it: the client's log window and the server's stderr, which editors show in an output panel."""
+
+    def __init__(self, server: ProjectsView) -> None:
+        super().__init__()
+        self.server = server
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+            shown = shown_in(self.server, text)
+            if record.exc_info and not record.exc_text:  # the formatters reuse the text set here
+                record.exc_text = shown_in(self.server, _PLAIN.formatException(record.exc_info))
+        except Exception:  # logging must never break the server (a projects mapping changing meanwhile)
+            return True
+        if shown is not text:
+            record.msg, record.args = shown, ()
+        return True
+
+
+#: What formats an exception's traceback (``logging.Formatter`` does it the same way whatever its format string).
+_PLAIN = logging.Formatter()
 
 
 #: How a formatted traceback starts (pygls puts one in the message text of "Unable to deserialize message").
@@ -98,8 +142,10 @@ def _rendered(record: logging.LogRecord) -> str:
 
 
 def install(server: LogSession) -> None:
-    """Attach the bridge to the ``memzoi_lsp`` and ``memzoi`` loggers."""
+    """Attach the bridge to the ``memzoi_lsp`` and ``memzoi`` loggers, its records' local paths shown
+    (:class:`ShownPaths`; the record is shared, so the stderr handler writes them shown too)."""
     handler = ClientLogHandler(server)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(ShownPaths(server))
     logging.getLogger("memzoi_lsp").addHandler(handler)
     logging.getLogger("memzoi").addHandler(handler)

@@ -39,7 +39,7 @@ async def reconcile_on_start(root: Path) -> None:
 
     try:
         done = await asyncio.get_running_loop().run_in_executor(None, service.reconcile, root)
-    except Refusal as err:
+    except (Refusal, RuntimeStateError) as err:  # a damaged candidate database is the machine's state, not a bug
         log.info("resident reconciliation skipped for %s: %s", root, err.message)
         return
     for r in done:

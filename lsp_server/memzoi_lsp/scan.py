@@ -25,6 +25,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.base import gcpause
+from memzoi.judge.pathsafety import shown_local_path
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
@@ -247,7 +248,8 @@ def _log_scanned(ls: ScanSession, project: Project, started: float, cached: int,
     the stored publish set, -1 for a set of none)."""
     elapsed = (time.perf_counter() - started) * 1000
     stored = f", {max(0, replayed)} published from the stored publish set" if replayed else ""
-    said = f"scanned {len(project.files)} files of {project.root} in {elapsed:.0f} ms ({cached} from the verdict cache)"
+    root = shown_local_path(project.root)  # the log window is output too: a folder's name may bear a secret
+    said = f"scanned {len(project.files)} files of {root} in {elapsed:.0f} ms ({cached} from the verdict cache)"
     log.info("%s%s", said, stored)
     if not ls.stopping:
         ls.window_log_message(

@@ -109,8 +109,9 @@ class InboxWatchSession(BackgroundWork, ClientProtocol, Protocol):
     event loop; nothing of the project state."""
 
 
-class LogSession(BackgroundWork, SettingsView, ClientLog, Protocol):
-    """What forwarding log records to the client needs (:mod:`memzoi_lsp.logbridge`)."""
+class LogSession(BackgroundWork, SettingsView, ClientLog, ProjectsView, Protocol):
+    """What forwarding log records to the client needs (:mod:`memzoi_lsp.logbridge`): the projects, whose local
+    places a line names only as they are shown (:func:`memzoi_lsp.logbridge.shown_in`)."""
 
 
 class ProjectRegistry(ProjectsView, ProjectRegistration, Protocol):

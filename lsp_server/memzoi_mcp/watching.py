@@ -96,7 +96,7 @@ class Watching:
             try:
                 feed = changefeed.ChangeFeed(root)
             except OSError as err:  # no private folder for the barrier: every refresh walks, as before
-                log.warning("change notifications for %s not used: %s", root, err)
+                log.warning("%s", _said(root, f"change notifications for {root} not used: {err}"))
                 self._served.add(root)
                 return
             changefeed.register(feed)
@@ -117,7 +117,7 @@ class Watching:
             for paths in changed_paths(feed.memzoi, feed.sentinels, stop=self._stop, step_ms=STEP_MS, every_path=True):
                 feed.events([str(p) for p in paths])
         except Exception as err:  # a vanished folder or a watcher error: the refreshes walk from now on
-            log.info("watching %s stopped: %s", feed.memzoi, err)
+            log.info("%s", _said(Path(feed.root), f"watching {feed.memzoi} stopped: {err}"))
             feed.failed(str(err))
         else:
             feed.failed("stopped")
@@ -153,4 +153,13 @@ def _opening_refresh(root: Path, warm: Callable[[], object], feed: ChangeFeed, q
         with Reader(root):
             pass
     except Exception as err:  # the first call refreshes again and says what is wrong
-        log.info("opening refresh of %s: %s", root, err)
+        log.info("%s", _said(root, f"opening refresh of {root}: {err}"))
+
+
+def _said(root: Path, line: str) -> str:
+    """``line`` (a log line about the project at ``root``) with its local paths shown as every output shows them
+    (:func:`memzoi.judge.pathsafety.shown_for_projects`)."""
+    from memzoi.judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
+
+    shown: str = shown_for_projects(line, [root])
+    return shown

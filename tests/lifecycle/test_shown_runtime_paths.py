@@ -19,11 +19,8 @@ from memzoi.judge.pathsafety import REDACTED_PREFIX, redacted_path, shown_local_
 
 from ..resident.reflection_helpers import ADD, transcript, user_config
 from ..resident.stub_endpoint import Reply, Stub, call
+from ..secret_names import HOME_TOKEN, ROOT_TOKEN, assert_no_token
 from .conftest import TARGET_ID, seed
-
-#: A GitHub-token-shaped project folder name and memzoi home name (built, never stored whole).
-ROOT_TOKEN = "ghp_" + "a1b2c3d4e5" * 3 + "f6g7h8"
-HOME_TOKEN = "ghp_" + "z9y8x7w6v5" * 3 + "u4t3s2"
 
 
 def run(capsys, repo: Path, *argv: str) -> tuple[int, str]:
@@ -32,15 +29,6 @@ def run(capsys, repo: Path, *argv: str) -> tuple[int, str]:
     code = main([*argv, "--root", str(repo)])
     out, err = capsys.readouterr()
     return code, out + err
-
-
-def assert_no_token(out: str) -> None:
-    """Neither token appears in ``out`` (never quoted in the failure message)."""
-    # pytest.fail, not assert: an assertion's report would quote ``out``
-    if ROOT_TOKEN in out:
-        pytest.fail("the project folder's token was printed")
-    if HOME_TOKEN in out:
-        pytest.fail("the memzoi home's token was printed")
 
 
 @pytest.fixture

@@ -72,7 +72,9 @@ def no_project_message(choice: ProjectChoice) -> str:
         "CLAUDE_PROJECT_DIR": "from CLAUDE_PROJECT_DIR",
         "cwd": "the server's working directory",
     }[choice.source]
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
     return (
-        f"no .memzoi directory at {choice.root} ({how}); create one with `memzoi init` in the project, or "
-        "start memzoi-mcp with --root PROJECT"
+        f"no .memzoi directory at {shown_local_path(choice.root)} ({how}); create one with `memzoi init` in the "
+        "project, or start memzoi-mcp with --root PROJECT"
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -53,8 +54,25 @@ class UnknownTool(LookupError):
 
 def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolResult:
     """Validate ``arguments`` for tool ``name`` and run it. Raises :class:`UnknownTool`; every other problem is
-    an error :class:`ToolResult`. Every string of the result can be sent (:func:`_total`)."""
-    return _total(_call(session, name, arguments))
+    an error :class:`ToolResult`. Every string of the result can be sent (:func:`_total`) and names no local path
+    raw (:func:`shown`)."""
+    return _total(shown(_call(session, name, arguments), session.root))
+
+
+def shown(result: ToolResult, root: Path) -> ToolResult:
+    """``result`` with each place of this machine it names (the project root, its runtime directory, the memzoi
+    home, Zuno's folder, and the paths below them: a resident file's, a runtime database's in a failure's message, a
+    job's ``project_root``) spelled as :func:`memzoi.judge.pathsafety.shown_local_path` shows it, in its data and
+    its text: the one place every tool's result and error leaves the core for the client. Unchanged (the same
+    object) when none of those names bears a secret, the usual case."""
+    from ..judge.pathsafety import project_spellings, respelled  # noqa: PLC0415 lazy: start-up
+
+    # worked out at the first call (the detectors are loaded with the core: the tools scrub what they echo), then a
+    # lookup: cheaper per call than looking for the places in every result first (shown_for_projects)
+    spellings = project_spellings(root)
+    if not spellings:
+        return result
+    return ToolResult(respelled(result.data, spellings), respelled(result.text, spellings), result.is_error)
 
 
 def _call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolResult:

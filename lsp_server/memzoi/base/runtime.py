@@ -36,6 +36,13 @@ def memzoi_home() -> Path:
     return Path(home) / ".memzoi" if home else Path(".memzoi")
 
 
+def zuno_config_dir() -> Path:
+    """Zuno's configuration folder, which holds the user's global resident file and ``memzoi.toml``:
+    ``$ZUNO_CONFIG_DIR``, else ``$HOME/.config/zuno`` (Zuno ``scope.rs``)."""
+    base = os.environ.get("ZUNO_CONFIG_DIR")
+    return Path(base) if base else Path(os.path.expanduser("~")) / ".config" / "zuno"
+
+
 def sanitize(prefix: str) -> str:
     """ASCII alphanumerics, ``-`` and ``_`` lower-cased; every other char becomes ``-``; trimmed of ``-``;
     ``project`` when empty."""

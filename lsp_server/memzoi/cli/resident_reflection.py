@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import Any
 
 from ..base.printable import printable
 from ..base.vocabulary import RESIDENT_SCOPES
@@ -91,12 +92,29 @@ def register(rsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
+    """``fn()``, a refusal printed with its local paths shown (:func:`_shown`)."""
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
         return fn()
     except Refusal as err:
+        err.message, err.path = _shown(args, err.message), _shown(args, err.path)
         return refuse(args, err)
+
+
+def _shown(args: argparse.Namespace, value: Any) -> Any:
+    """``value`` (text or JSON data) with the places of this machine it names (the project's root and runtime
+    directory, the memzoi home, Zuno's folder holding the user's configuration and the global file) shown as
+    :func:`memzoi.judge.pathsafety.shown_for_projects` shows them. A ``--transcript`` path elsewhere is the user's
+    own and stays as given."""
+    from ..judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+
+    try:
+        roots = [project_root(args)]
+    except Refusal:  # no project: the memzoi home and Zuno's folder are still shown
+        roots = []
+    return shown_for_projects(value, roots)
 
 
 def run_turn(args: argparse.Namespace) -> int:
@@ -117,7 +135,7 @@ def run_turn(args: argparse.Namespace) -> int:
             project_root=project_root(args),
         )
         if args.json:
-            emit_json(shown_paths({**adm.to_json(), "disabled": settings.disabled}))
+            emit_json(_shown(args, shown_paths({**adm.to_json(), "disabled": settings.disabled})))
             return 0
         if adm.state == "not_counted":
             print(f"not counted: an interrupted turn ({adm.count} delivered messages in session {args.session})")
@@ -136,7 +154,7 @@ def run_turn(args: argparse.Namespace) -> int:
                 f"message {adm.ordinal}: no review due (nudge_interval {adm.interval}"
                 + (", a negative-learning turn is never reviewed" if args.negative else "")
                 + ")"
-                + (f"; {settings.disabled}" if settings.disabled else "")
+                + (f"; {_shown(args, settings.disabled)}" if settings.disabled else "")
             )
         return 0
 
@@ -151,10 +169,10 @@ def run_reflect(args: argparse.Namespace) -> int:
     def go() -> int:
         res = reflect(project_root(args), args.session, args.transcript)
         if args.json:
-            emit_json(shown_paths(res.to_json()))
+            emit_json(_shown(args, shown_paths(res.to_json())))
         else:
             job = f"job {res.job.id}: " if res.job and res.job.id not in res.message else ""
-            print(f"{res.state}: {job}{res.message}")
+            print(f"{res.state}: {job}{_shown(args, res.message)}")
             for cid in res.candidates:
                 print(f"  proposed candidate {cid} (see `memzoi resident list`)")
         return 1 if res.state in ("failed", "disabled") else 0

@@ -15,7 +15,9 @@ Here:
   which is a path too (Memzoi's concept id);
 * :func:`shown_local_path`: the same for a path of this machine that is no project file (the project root, the
   memzoi home and the runtime databases under it), where any folder name may bear the secret, and
-  :func:`with_shown_paths` for a message that already names such a path (a runtime failure's).
+  :func:`with_shown_paths` for a message that already names such a path (a runtime failure's);
+  :func:`local_spellings` and :func:`respelled` for any message or result that may name one of given paths or a
+  path below them (the MCP server's tool results, the language server's command results and logs).
 
 The language server still publishes diagnostics to the file's real URI: only text shown to people or stored is
 redacted.
@@ -24,9 +26,10 @@ redacted.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any, overload
 
 import blake3
@@ -135,14 +138,136 @@ def with_shown_paths(message: str, path: str | os.PathLike[str] | None) -> str:
     each of those spelled as :func:`shown_local_path` shows it. ``None``: ``message`` unchanged."""
     if path is None:
         return message
-    text = os.path.abspath(os.fspath(path))
-    # the path first, then its ancestors, longest first: a folder's text is a prefix of the path's
-    for named in [os.fspath(path), text, *(str(p) for p in Path(text).parents)]:
-        if len(named) > 1 and named in message:
-            shown = shown_local_path(named)
-            if shown != named:
-                message = message.replace(named, shown)
-    return message
+    # only the forms the message names are scanned (a folder's text is a prefix of its path's: named too)
+    shown: str = respelled(message, local_spellings(*(named for named in _named_forms(path) if named in message)))
+    return shown
+
+
+def _named_forms(path: str | os.PathLike[str]) -> list[str]:
+    """``path`` as given, absolute, and each of its folders: the texts a message about it may hold."""
+    given = os.fspath(path)
+    text = os.path.abspath(given)
+    return [named for named in (given, text, *(str(p) for p in Path(text).parents)) if len(named) > 1]
+
+
+#: ``(text, shown)`` pairs of :func:`local_spellings`, longest text first.
+Spellings = tuple[tuple[str, str], ...]
+
+
+def local_spellings(*paths: str | os.PathLike[str] | None) -> Spellings:
+    """How each of ``paths`` (paths of this machine; ``None`` skipped), its absolute form and each of their folders
+    is spelled where :func:`shown_local_path` would not show it as it is: ``(text, shown)`` pairs, longest text
+    first, so that a path is respelled before the folders it lies in. Empty (the usual case) when no name of any of
+    them bears a secret; :func:`respelled` then changes nothing."""
+    pairs: dict[str, str] = {}
+    for path in paths:
+        for named in _named_forms(path) if path is not None else ():
+            if named not in pairs:
+                pairs[named] = shown_local_path(named)
+    return tuple(sorted(((k, v) for k, v in pairs.items() if k != v), key=lambda kv: -len(kv[0])))
+
+
+def respelled(value: Any, spellings: Spellings, keep: Callable[[str], bool] | None = None) -> Any:
+    """``value`` (a string, or JSON data: dicts, lists, scalars) with every occurrence of a text of ``spellings``
+    (:func:`local_spellings`) in its strings replaced by its shown form: one pass over a message or a result that
+    may name a local path anywhere (a refusal's message, a tool's result, a log line). A dict value whose key
+    ``keep`` accepts is left as it is (a ``uri`` the editor must open). ``value`` itself is not changed; it is
+    returned as it is when ``spellings`` is empty."""
+    if not spellings:
+        return value
+    if isinstance(value, str):
+        for named, shown in spellings:
+            if named in value:
+                value = value.replace(named, shown)
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(respelled(v, spellings, keep) for v in value)
+    if isinstance(value, dict):
+        return {
+            k: v if keep is not None and isinstance(k, str) and keep(k) else respelled(v, spellings, keep)
+            for k, v in value.items()
+        }
+    return value
+
+
+def project_spellings(*roots: str | os.PathLike[str]) -> Spellings:
+    """:func:`local_spellings` of the places of this machine that an output about the projects at ``roots`` may
+    name: each root, its runtime directory (``<memzoi home>/projects/<repository key>``: the key carries the
+    checkout's folder name, lower-cased), the memzoi home (the resident database and locks) and Zuno's configuration
+    folder (the global resident file, the user's ``memzoi.toml``). Cached per roots, memzoi home and Zuno folder;
+    the first time per root derives its runtime key (git, cached for the process)."""
+    return _spellings_of(_places(roots))
+
+
+#: :func:`project_spellings` by :func:`_places`; emptied when it holds :data:`_SPELLINGS_KEPT` entries.
+_SPELLINGS: dict[tuple[tuple[str, ...], str, str], Spellings] = {}
+_SPELLINGS_KEPT = 64
+
+
+def _places(roots: Iterable[str | os.PathLike[str]]) -> tuple[tuple[str, ...], str, str]:
+    """The key of :data:`_SPELLINGS`: the roots, the memzoi home and Zuno's folder, as text."""
+    runtime = _runtime()
+    return tuple(os.fspath(r) for r in roots), os.fspath(runtime.memzoi_home()), os.fspath(runtime.zuno_config_dir())
+
+
+@cache
+def _runtime() -> ModuleType:
+    """:mod:`memzoi.base.runtime`, imported at the first answer asked about and kept (an import statement costs
+    1.5–2 µs at every call, and every tool result and command answer asks)."""
+    from ..base import runtime  # noqa: PLC0415 lazy: start-up
+
+    return runtime
+
+
+def _spellings_of(places: tuple[tuple[str, ...], str, str]) -> Spellings:
+    found = _SPELLINGS.get(places)
+    if found is None:
+        roots, home, zuno = places
+        found = local_spellings(home, zuno, *roots, *(_runtime_dir(home, root) for root in roots))
+        if len(_SPELLINGS) >= _SPELLINGS_KEPT:
+            _SPELLINGS.clear()
+        _SPELLINGS[places] = found
+    return found
+
+
+def _runtime_dir(home: str, root: str) -> str | None:
+    """``<home>/projects/<repository key>`` of ``root``; ``None`` when its key cannot be derived (an odd path:
+    nothing names a runtime directory that cannot be found)."""
+    try:
+        return os.path.join(home, "projects", _runtime().cached_keys(root).repository_key)
+    except Exception:  # answering must never fail on a path: the root and the home are still respelled
+        return None
+
+
+def shown_for_projects(
+    value: Any, roots: Iterable[str | os.PathLike[str]], keep: Callable[[str], bool] | None = None
+) -> Any:
+    """``value`` (a message, or JSON data) about the projects at ``roots`` as :func:`respelled` spells it with
+    :func:`project_spellings`: the one call where a result, a refusal or a log line leaves for a client (the MCP
+    server's tools, the language server's commands and log lines). The spellings are worked out the first time a
+    value names one of the places (its root, the memzoi home, Zuno's folder): a value that names none before then
+    is returned as it is, with no name scanned (a log line at start-up loads no detector). ``keep``: as
+    :func:`respelled`."""
+    places = _places(roots)
+    spellings = _SPELLINGS.get(places)
+    if spellings is None:
+        roots_, home, zuno = places
+        named = {p for place in (*roots_, home, zuno) for p in (place, os.path.abspath(place)) if len(p) > 1}
+        if not _names_any(value, named):
+            return value
+        spellings = _spellings_of(places)
+    return respelled(value, spellings, keep)
+
+
+def _names_any(value: Any, texts: set[str]) -> bool:
+    """True when a string of ``value`` (JSON data) contains one of ``texts``."""
+    if isinstance(value, str):
+        return any(t in value for t in texts)
+    if isinstance(value, dict):
+        return any(_names_any(v, texts) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_names_any(v, texts) for v in value)
+    return False
 
 
 @overload
@@ -194,11 +319,15 @@ def name_findings(path: str | os.PathLike[str]) -> list[Finding]:
 __all__ = [
     "REDACTED_PREFIX",
     "bears_secret",
+    "local_spellings",
     "name_findings",
+    "project_spellings",
     "redacted",
     "repository_path",
+    "respelled",
     "shown_id",
     "shown_local_path",
+    "shown_for_projects",
     "shown_path",
     "with_shown_paths",
 ]

@@ -76,7 +76,9 @@ class LedgerView:
         try:
             changes = history(self.root)
         except Exception as err:  # an unreadable ledger must not break diagnostics
-            log.warning("cannot read the ledger of %s: %s", self.root, err)
+            from ..judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
+
+            log.warning("%s", shown_for_projects(f"cannot read the ledger of {self.root}: {err}", [self.root]))
             changes = []
             if isinstance(err, RuntimeStateError) and err.code == "corrupt_database":
                 damage = err

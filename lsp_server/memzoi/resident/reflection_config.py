@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..judge.pathsafety import shown_local_path, with_shown_paths
 from ..ledger import Refusal
 from .scope import user_config_path
 
@@ -69,7 +70,8 @@ class ReflectionSettings:
 def reflection_settings() -> ReflectionSettings:
     """The user's ``[reflection]`` (:func:`user_config_path`). An absent file or section, or one without
     ``small_model``/``endpoint``, gives disabled settings (``nudge_interval`` still counts turns). Raises
-    :class:`Refusal` ``invalid_config`` naming the file and key when it cannot be read or a value is invalid."""
+    :class:`Refusal` ``invalid_config`` naming the file and key when it cannot be read or a value is invalid. The file
+    is named as :func:`~memzoi.judge.pathsafety.shown_local_path` shows it, in the refusal and in ``disabled``."""
     path = user_config_path()
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -78,8 +80,11 @@ def reflection_settings() -> ReflectionSettings:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise Refusal(
             "invalid_config",
-            f"{path}: cannot read the user's configuration ({type(err).__name__}); fix "
-            "or remove it (reflection is not configured from anywhere else)",
+            with_shown_paths(
+                f"{path}: cannot read the user's configuration ({type(err).__name__}); fix "
+                "or remove it (reflection is not configured from anywhere else)",
+                path,
+            ),
         ) from None
     section = raw.get("reflection", {})
     try:
@@ -89,8 +94,7 @@ def reflection_settings() -> ReflectionSettings:
     except (ValidationError, ValueError) as err:
         problems = err.errors(include_url=False, include_input=False) if isinstance(err, ValidationError) else []
         what = "; ".join(f"`reflection.{'.'.join(str(x) for x in e['loc'])}`: {e['msg']}" for e in problems) or str(err)
-        raise Refusal(
-            "invalid_config", f"{path}: {what}; fix it (reflection runs only as the user configured it)"
-        ) from None
-    disabled = None if model.small_model and model.endpoint else DISABLED.format(path=path)
+        message = f"{path}: {what}; fix it (reflection runs only as the user configured it)"
+        raise Refusal("invalid_config", with_shown_paths(message, path)) from None
+    disabled = None if model.small_model and model.endpoint else DISABLED.format(path=shown_local_path(path))
     return ReflectionSettings(model, disabled)

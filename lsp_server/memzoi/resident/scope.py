@@ -25,9 +25,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..base.runtime import zuno_config_dir
 from ..base.vocabulary import RESIDENT_SCOPES as SCOPES
 from ..judge.config import USER_ONLY, load_config
 from ..judge.config_model import MemzoiConfig, ResidentSection
+from ..judge.pathsafety import with_shown_paths
 from ..judge.workspace import MEMZOI_DIR, find_project_root
 from ..ledger import Refusal
 
@@ -45,11 +47,8 @@ class ResidentFile:
 
 
 def default_global_path() -> Path:
-    """``$ZUNO_CONFIG_DIR/memory/MEMORY.md``, else ``$HOME/.config/zuno/memory/MEMORY.md`` (Zuno ``scope.rs``)."""
-    base = os.environ.get("ZUNO_CONFIG_DIR")
-    if base:
-        return Path(base) / "memory" / "MEMORY.md"
-    return Path(os.path.expanduser("~")) / ".config" / "zuno" / "memory" / "MEMORY.md"
+    """``memory/MEMORY.md`` in Zuno's configuration folder (:func:`memzoi.base.runtime.zuno_config_dir`)."""
+    return zuno_config_dir() / "memory" / "MEMORY.md"
 
 
 def project_config(project_root: Path, sections: Sequence[str] = ("resident",)) -> MemzoiConfig:
@@ -83,8 +82,9 @@ def user_config_path() -> Path:
 
 def user_resident() -> ResidentSection:
     """The ``global_path`` and ``global_char_limit`` of the user's own configuration (:func:`user_config_path`;
-    defaults when it is absent). Raises :class:`Refusal` ``invalid_config`` naming the file when it cannot be read
-    or a value is invalid: the global file is never guessed."""
+    defaults when it is absent). Raises :class:`Refusal` ``invalid_config`` naming the file (as
+    :func:`~memzoi.judge.pathsafety.with_shown_paths` shows it: a folder's name may bear a secret) when it cannot be
+    read or a value is invalid: the global file is never guessed."""
     path = user_config_path()
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -93,8 +93,11 @@ def user_resident() -> ResidentSection:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise Refusal(
             "invalid_config",
-            f"{path}: cannot read the user's configuration ({type(err).__name__}); "
-            "fix or remove it (the global resident file is not guessed)",
+            with_shown_paths(
+                f"{path}: cannot read the user's configuration ({type(err).__name__}); "
+                "fix or remove it (the global resident file is not guessed)",
+                path,
+            ),
         ) from None
     section = raw.get("resident", {})
     try:
@@ -104,7 +107,8 @@ def user_resident() -> ResidentSection:
     except (ValidationError, ValueError) as err:
         problems = err.errors(include_url=False, include_input=False) if isinstance(err, ValidationError) else []
         what = "; ".join(f"`resident.{'.'.join(str(x) for x in e['loc'])}`: {e['msg']}" for e in problems) or str(err)
-        raise Refusal("invalid_config", f"{path}: {what}; fix it (the global resident file is not guessed)") from None
+        message = f"{path}: {what}; fix it (the global resident file is not guessed)"
+        raise Refusal("invalid_config", with_shown_paths(message, path)) from None
 
 
 def resident_file(project_root: Path, scope: str, config: MemzoiConfig | None = None) -> ResidentFile:
