@@ -8,19 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..base.findings import CODES, Finding
+from ..base.findings import ADMISSION_REFUSALS, CODES, Finding
 
-_REFUSAL = {
-    "canonical_path": "canonical-path",
-    "unsafe_output_path": "canonical-path",
-    "scope_not_repository": "scope-not-repository",
-    "scope_project_mismatch": "scope-not-repository",
-    "visibility_not_repository_safe": "visibility-not-repository",
-    "materialization_metadata": "materialization-metadata",
-    "stale_attestation": "materialization-revision",
-    "ignored_untracked": "ignored-untracked",
-    "review_visibility": "review-visibility",
-}
+_REFUSAL = ADMISSION_REFUSALS
 _ORDER = [
     "typed-record",
     "canonical-path",
