@@ -233,3 +233,17 @@ async def test_git_ignored_untracked_record_is_reported(workspace: Path, client)
     uri = open_doc(client, path)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "ignored_untracked" for x in d))
     assert [x.code for x in diags] == ["ignored_untracked"]
+
+
+async def test_a_binary_buffer_gets_one_diagnostic_per_code(client, workspace: Path):
+    # the reported 900-byte file, as an editor that falls back to Latin-1 sends it (NULs and control characters)
+    path = workspace / ".memzoi" / "records" / "binary.md"
+    data = b"\x00\x01\x02PNG\x89\xff\x00" * 100
+    path.write_bytes(data)
+    uri = open_doc(client, path, data.decode("latin-1"))
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "invisible_character" for x in d))
+    codes = sorted(str(d.code) for d in diags)
+    assert codes == ["frontmatter_missing", "invisible_character"], codes
+    assert all(d.severity == types.DiagnosticSeverity.Error for d in diags)
+    (invisible,) = [d for d in diags if d.code == "invisible_character"]
+    assert "`invisible_character` findings in this file, which is not text" in invisible.message

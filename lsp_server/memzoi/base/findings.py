@@ -144,11 +144,40 @@ WRITE_SAFETY: frozenset[str] = frozenset(
         "high_entropy_value",
     }
 )
-#: Codes that can never be disabled, downgraded or ignored by configuration (SPEC §4, widened to Memzoi's whole
-#: write-safety floor so that no setting hides what Memzoi refuses): the secret codes, the git-plane gate, and the
-#: configuration's own ``invalid_config``.
+#: Memzoi's full reason-code list of its repository write-safety report (reference §3.3, ``diagnostics.rs@164dcd6b``),
+#: verbatim: whatever Memzoi's write-safety rules refuse, they refuse under one of these.
+MEMZOI_REASON_CODES: frozenset[str] = frozenset(
+    """destination_not_repo sensitivity_not_repo_safe scope_not_repository scope_project_mismatch
+    visibility_not_repository_safe authorization_missing provenance_missing evidence_invalid stale_safety_decision
+    credential_token private_key authorization_header credentialed_url connection_string session_token
+    cloud_credential environment_secret high_entropy_value raw_transcript private_personal_data activity_history
+    private_endpoint undisclosed_vulnerability private_evidence_unminimized temporary_task_state local_only_state
+    unknown_content_class invalid_encoding candidate_too_large unsafe_output_path""".split()
+)
+#: Our codes that stand for one of Memzoi's admission refusals (reference §4.3, ``admission.rs@164dcd6b``) → that
+#: refusal. ``typed-record`` (the file does not parse) and ``safety-scan[…]`` are not listed: they gather many codes
+#: (:func:`memzoi.project.refusals.refusals`).
+ADMISSION_REFUSALS: dict[str, str] = {
+    "canonical_path": "canonical-path",
+    "unsafe_output_path": "canonical-path",
+    "scope_not_repository": "scope-not-repository",
+    "scope_project_mismatch": "scope-not-repository",
+    "visibility_not_repository_safe": "visibility-not-repository",
+    "materialization_metadata": "materialization-metadata",
+    "stale_attestation": "materialization-revision",
+    "ignored_untracked": "ignored-untracked",
+    "review_visibility": "review-visibility",
+}
+#: Our codes for what Memzoi refuses: the one source of truth of what no configuration may hide (promise 1: the
+#: gate is at least as strict as Memzoi's). A code of ours named as one of Memzoi's reason codes, or standing for
+#: one of its admission refusals. Our refinements (``prompt_injection``, ``invisible_character``, ``pii_detected``,
+#: schema details …) are not in it.
+MEMZOI_REFUSED: frozenset[str] = frozenset((MEMZOI_REASON_CODES & CODES.keys()) | ADMISSION_REFUSALS.keys())
+#: Codes that can never be disabled, downgraded or ignored by configuration (SPEC §4, widened to everything Memzoi
+#: refuses so that no setting hides it): :data:`MEMZOI_REFUSED` (with the secret codes), the whole git-plane gate group
+#: (also our runtime-plane blocks), and the configuration's own ``invalid_config``.
 UNSUPPRESSIBLE: frozenset[str] = (
-    WRITE_SAFETY
+    MEMZOI_REFUSED
     | frozenset(c for c, (_, g) in CODES.items() if g == "gate")
     | {
         # the configuration's own errors: a setting that silenced them could hide that a setting is ignored

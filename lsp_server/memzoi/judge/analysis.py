@@ -21,6 +21,7 @@ from ..read.document import Document, frame
 from ..read.text import decode
 from ..safety.values import unprinted_keys
 from .attestation import Attestation, check_attestation
+from .binary import bounded
 from .config import load_config
 from .config_model import MemzoiConfig
 from .configfile import config_findings, is_config_file, quiet_rule_names
@@ -109,7 +110,7 @@ def analyze_text(
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
     findings.extend(_raw_surrogate(text, findings))
-    analysis.findings = sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code))
+    analysis.findings = bounded(text, sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code)))
     return analysis
 
 
@@ -138,14 +139,16 @@ def analyze_bytes(
     config: MemzoiConfig | None = None,
 ) -> Analysis:
     """Decode ``data`` (strict UTF-8, findings on bad bytes) and analyse it; adds ``file_too_large`` above
-    :data:`MAX_FILE_BYTES`."""
+    :data:`MAX_FILE_BYTES`. A file that is not UTF-8 or holds NUL bytes gets at most one finding per code
+    (:func:`memzoi.judge.binary.bounded`)."""
     decoded = decode(data)
     analysis = analyze_text(decoded.text, path, placement=placement, now=now, config=config)
     extra = list(decoded.findings)
     if len(data) > MAX_FILE_BYTES:
         extra.append(too_large(len(data), analysis.text))
     if extra:
-        analysis.findings = sorted(analysis.findings + extra, key=lambda f: (f.start, f.end, f.code))
+        found = sorted(analysis.findings + extra, key=lambda f: (f.start, f.end, f.code))
+        analysis.findings = bounded(analysis.text, found)
     return analysis
 
 
@@ -244,7 +247,9 @@ def _scanned_only(
     findings.extend(scanned)
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
-    return Analysis(doc, placement, sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code)))
+    return Analysis(
+        doc, placement, bounded(text, sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code)))
+    )
 
 
 def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:

@@ -10,8 +10,9 @@ disabled = ["retention_query_only"]
 ignore = ["records/archive/**"]   # relative to the .memzoi folder
 ```
 
-The unsuppressible codes (:data:`memzoi.base.findings.UNSUPPRESSIBLE`: Memzoi's write-safety codes such as
-``credential_token``, ``private_key`` and ``connection_string``, the git-plane gate and ``invalid_config``) can be
+The unsuppressible codes (:data:`memzoi.base.findings.UNSUPPRESSIBLE`: every code for what Memzoi refuses,
+:data:`memzoi.base.findings.MEMZOI_REFUSED`, such as ``credential_token``, ``invalid_encoding``, ``canonical_path``
+and ``ignored_untracked``; the git-plane gate; and ``invalid_config``) can be
 neither disabled nor given another severity, and a file matched by ``ignore`` still reports them: an ignored path
 silences everything that may be silenced, never a secret, a gate or the configuration's own error. Only
 ``severity``, ``disabled`` and ``ignore`` are settings; :func:`screen_rules` takes out any other key and any entry
@@ -28,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..base.findings import CODES, UNSUPPRESSIBLE, Finding, Severity
+from ..base.findings import ADMISSION_REFUSALS, CODES, MEMZOI_REFUSED, UNSUPPRESSIBLE, Finding, Severity
 
 SeverityName = Literal["error", "warning", "information", "hint"]
 
@@ -41,11 +42,13 @@ def rule_problem(code: str, *, disabling: bool, level: str | None = None) -> str
     if code not in CODES:
         return f"`{code}` is not a diagnostic code (see `memzoi explain`)"
     if code in UNSUPPRESSIBLE:
-        why = (
-            "the configuration's own errors are never suppressed"
-            if code == "invalid_config"
-            else "secrets and git-plane gate findings are never suppressed"
-        )
+        if code in MEMZOI_REFUSED:
+            reason = ADMISSION_REFUSALS.get(code, code)
+            why = f"Memzoi refuses a file for it as `{reason}`; no setting hides what Memzoi refuses"
+        elif code == "invalid_config":
+            why = "the configuration's own errors are never suppressed"
+        else:
+            why = "git-plane gate findings are never suppressed"
         if disabling:
             return f"`{code}` cannot be disabled ({why})"
         if level is not None and Severity[level.upper()] != CODES[code][0]:

@@ -6,21 +6,15 @@ detector errors). The checks that produce the findings: :mod:`memzoi.project.adm
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from ..base.findings import CODES, Finding
+from ..base.findings import ADMISSION_REFUSALS, CODES, Finding
 
-_REFUSAL = {
-    "canonical_path": "canonical-path",
-    "unsafe_output_path": "canonical-path",
-    "scope_not_repository": "scope-not-repository",
-    "scope_project_mismatch": "scope-not-repository",
-    "visibility_not_repository_safe": "visibility-not-repository",
-    "materialization_metadata": "materialization-metadata",
-    "stale_attestation": "materialization-revision",
-    "ignored_untracked": "ignored-untracked",
-    "review_visibility": "review-visibility",
-}
+if TYPE_CHECKING:
+    from ..judge.rules import Rules
+
+_REFUSAL = ADMISSION_REFUSALS
 _ORDER = [
     "typed-record",
     "canonical-path",
@@ -59,6 +53,20 @@ def refusals(findings: Iterable[Finding]) -> list[str]:
     if scan:
         out.insert(_insert_at(out), "safety-scan[" + ",".join(sorted(scan)[:3]) + "]")
     return out
+
+
+def configured(findings: Sequence[Finding], rules: Rules, rel: str | None) -> list[Finding]:
+    """``findings`` of the file at ``rel`` (relative to the ``.memzoi`` folder) as :func:`refusals` should see them
+    under the project's ``rules``, so that ``memzoi rebuild``/``export`` and ``memzoi check`` give one verdict: our
+    own refinements (``prompt_injection``, ``invisible_character``, ``pii_detected``, ``transcript_detected``) are
+    graded as ``check`` grades them (disabled, downgraded or in an ignored file: no refusal). What Memzoi refuses is
+    never graded (:data:`memzoi.base.findings.UNSUPPRESSIBLE`), and framing and schema errors are kept as found: the
+    file does not parse for Memzoi (``typed-record``), whatever the configuration shows of it."""
+    parse: list[Finding] = []
+    rest: list[Finding] = []
+    for f in findings:
+        (parse if CODES.get(f.code, (None, ""))[1] in ("framing", "schema") else rest).append(f)
+    return parse + rules.apply(rest, rel) if rest else parse
 
 
 def _insert_at(out: list[str]) -> int:

@@ -39,7 +39,7 @@ from .admission import (
     visibility_findings,
 )
 from .gitfacts import GitFacts
-from .refusals import refusals
+from .refusals import configured, refusals
 
 if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
     from ..judge.analysis import Analysis
@@ -250,6 +250,8 @@ def verdict_of(
         if first.role is Role.RECORD
         else first.own[len(first.own) - first.canonical :] + admission
     )
+    if judged and not ctx.rules.is_default:
+        judged = configured(judged, ctx.rules, ctx.relative(path))
     return FileVerdict(
         absolute(os.fspath(path)) if path is not None else None, analysis, tuple(findings), vis, tuple(refusals(judged))
     )
