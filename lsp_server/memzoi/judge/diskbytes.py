@@ -31,6 +31,7 @@ from ..base.findings import Finding
 from ..read.document import bom_finding
 from ..read.text import LineIndex, decode
 from .analysis import MAX_FILE_BYTES, Analysis, scan_only, too_large
+from .binary import bounded
 from .workspace import Placement, Role
 
 #: The codes only a file's bytes give (docs/diagnostics.md, "Framing and YAML"): bytes that are not UTF-8, a UTF-8
@@ -62,13 +63,15 @@ class DiskBytes:
 def of_bytes(data: bytes) -> DiskBytes:
     """The :data:`BYTE_CODES` findings ``memzoi check`` gives the file of bytes ``data``
     (:func:`memzoi.judge.analysis.analyze_bytes`'s decoding and size limit, :func:`memzoi.read.document.frame`'s
-    byte order mark) without analysing the file. Never raises."""
+    byte order mark, and :func:`memzoi.judge.binary.bounded`'s wording for a file that is not text) without
+    analysing the file. Never raises."""
     decoded = decode(data)
     found = list(decoded.findings)
     if data.startswith(_BOM_BYTES):
         found.append(bom_finding())
     if len(data) > MAX_FILE_BYTES:
         found.append(too_large(len(data), decoded.text))
+    found = bounded(decoded.text, found)  # as analyze_bytes gives them for a file that is not text
     end = max((f.end for f in found), default=0)
     return of_findings(found, LineIndex(decoded.text[: end + 1]), blake3.blake3(data).hexdigest())
 
