@@ -91,7 +91,7 @@ def configuration() -> dict:
             "scope": "resource",
             "propertyNames": {"enum": codes},
             "additionalProperties": {"type": "string", "enum": ["error", "warning", "information", "hint"]},
-            "markdownDescription": "Per-code severity overrides, e.g. `{\"duplicate_content\": \"information\"}`. Secret and git-plane gate codes ("
+            "markdownDescription": "Per-code severity overrides, e.g. `{\"duplicate_content\": \"information\"}`. The codes Memzoi refuses a file for ("
             + ", ".join(f"`{c}`" for c in sorted(UNSUPPRESSIBLE))
             + ") cannot be downgraded.",
         },
@@ -101,7 +101,7 @@ def configuration() -> dict:
             "uniqueItems": True,
             "default": [],
             "scope": "resource",
-            "markdownDescription": "Diagnostic codes never shown. Secret and git-plane gate codes cannot be disabled.",
+            "markdownDescription": "Diagnostic codes never shown. A code Memzoi refuses a file for cannot be disabled.",
         },
         "debounce_ms": {
             "type": "integer",

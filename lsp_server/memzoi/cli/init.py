@@ -25,7 +25,7 @@ _TEMPLATE = """# Memzoi project settings (shared with the team; never put secret
 
 # [rules]
 # Severity per code, disabled codes and ignored files (globs relative to .memzoi), for memzoi check, pre-commit
-# and the editor; secret and git-plane gate codes cannot be disabled or downgraded.
+# and the editor; a code Memzoi refuses a file for cannot be disabled or downgraded.
 # severity = {{ legacy_profile = "error" }}
 # disabled = []
 # ignore = []

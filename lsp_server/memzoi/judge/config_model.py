@@ -160,8 +160,8 @@ class MemzoiConfig(BaseModel):
     rules: RulesSection = Field(
         default_factory=RulesSection,
         description="Severity per diagnostic code, disabled codes and ignored files, for `memzoi check`, the "
-        "pre-commit hook, the language server and the MCP server. Secret and git-plane gate codes cannot be "
-        "disabled or downgraded.",
+        "pre-commit hook, the language server and the MCP server. A code Memzoi refuses a file for (its "
+        "write-safety, reason and admission codes, and the git-plane gate codes) cannot be disabled or downgraded.",
     )
 
     @property

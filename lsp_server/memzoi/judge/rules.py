@@ -133,11 +133,11 @@ class RulesSection(BaseModel):
     severity: dict[str, SeverityName] = Field(
         default_factory=dict,
         description="Severity per diagnostic code (`error`, `warning`, `information` or `hint`). `memzoi check` "
-        "fails on errors (or on what `--fail-on` names). Secret and git-plane gate codes keep their severity.",
+        "fails on errors (or on what `--fail-on` names). A code Memzoi refuses a file for keeps its severity.",
     )
     disabled: list[str] = Field(
         default_factory=list,
-        description="Diagnostic codes never reported. Secret and git-plane gate codes cannot be disabled.",
+        description="Diagnostic codes never reported. A code Memzoi refuses a file for cannot be disabled.",
     )
     ignore: list[str] = Field(
         default_factory=list,
