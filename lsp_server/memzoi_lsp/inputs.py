@@ -138,8 +138,17 @@ def rejudge(ls: InputSession, project: Project, changes: InputChanges, tasks: Ta
         "%s changed for %s: judging every file again", "configuration" if changes.config else "git state", project.root
     )
     if changes.config:
+        from memzoi.judge.configplain import CONFIG_NAME  # noqa: PLC0415 lazy: start-up
+
+        from .documents import path_to_uri  # noqa: PLC0415 lazy: start-up
+
         for uri in project.files:
             ls.docs.forget(uri)
+        # the configuration's own findings (invalid_config) too: a client that sends no file event for it (or
+        # none at all) would otherwise never see them, closed and not yet shown
+        config_uri = path_to_uri(project.root / ".memzoi" / CONFIG_NAME)
+        ls.docs.forget(config_uri)
+        ls.republish({config_uri})
     ls.refresh_all()
     tasks.spawn(indexing.refresh(ls, project))
 
