@@ -102,6 +102,18 @@ def refuse_if_dirty(ls: CommandSession, *paths: Path) -> None:
             raise CommandError("unsaved_changes", f"{why} (lifecycle changes act on the file on disk)")
 
 
+def previewed_of(arg: dict[str, Any]) -> str | None:
+    """The ``previewed`` argument: the fingerprint a ``memzoi.preview`` answer carried
+    (:mod:`memzoi.ledger.previewed`), sent back so the change is refused when a file changed since the preview;
+    ``None`` when absent (an older client: the change acts on the disk as it is). Refuses a non-string."""
+    previewed = arg.get("previewed")
+    if previewed is None:
+        return None
+    if not isinstance(previewed, str):
+        raise CommandError("invalid_arguments", "`previewed` is the `previewed` string of a preview's answer")
+    return previewed
+
+
 def reason_of(arg: dict[str, Any], required: bool) -> str | None:
     """The trimmed ``reason`` argument; refuses when required and missing."""
     reason = arg.get("reason")
