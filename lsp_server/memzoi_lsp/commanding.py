@@ -97,7 +97,15 @@ def refuse_if_dirty(ls: CommandSession, *paths: Path) -> None:
         uri = path_to_uri(path)
         is_open = ls.docs.is_open(uri)
         text = ls.workspace.get_text_document(uri).source if is_open else ""
-        why = unsaved(path, text, is_open=is_open, behind=is_open and ls.docs.is_behind(uri))
+        edited, disk_changed = ls.docs.load_state(uri, text) if is_open else (True, False)
+        why = unsaved(
+            path,
+            text,
+            is_open=is_open,
+            behind=is_open and ls.docs.is_behind(uri),
+            edited=edited,
+            disk_changed=disk_changed,
+        )
         if why is not None:
             raise CommandError("unsaved_changes", f"{why} (lifecycle changes act on the file on disk)")
 

@@ -53,6 +53,18 @@ def uri_to_path(uri: str) -> Path | None:
 _open_path = functools.lru_cache(maxsize=512)(uri_to_path)
 
 
+def _text_digest(text: str) -> bytes:
+    return blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def _signature(path: Path | None) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino) if st is not None else None
+
+
 def path_to_uri(path: str | os.PathLike[str]) -> str:
     """``file:`` URI of ``path`` (pygls's :func:`~pygls.uris.from_fs_path`). An absolute POSIX path of characters
     that URIs never quote (letters, digits, ``/._~-``) is its own URI path, made without pygls's parse and quote
@@ -121,6 +133,28 @@ class Documents:
         # of the editor's text, and the turn of the latest read of them (an older read that ends later is dropped).
         self._disk: dict[str, DiskBytes] = {}
         self._disk_turns: dict[str, int] = {}
+        # Open documents: key -> (digest of the text the editor last loaded from or saved to disk, the file's
+        # (mtime_ns, size, inode) then), so a refusal tells unsaved edits from a file changed on disk meanwhile.
+        self.loaded: dict[str, tuple[bytes, tuple[int, int, int] | None]] = {}
+
+    def note_loaded(self, uri: str, text: str) -> None:
+        """Note that the open document ``uri`` holds ``text`` as the editor loaded it from (``didOpen``) or saved it
+        to (``didSave``) the file, with the file's stat signature now."""
+        self.loaded[uri_key(uri)] = (_text_digest(text), _signature(uri_to_path(uri)))
+
+    def load_state(self, uri: str, text: str) -> tuple[bool, bool]:
+        """``(edited, disk_changed)`` of the open document ``uri`` holding ``text``: whether the text differs from
+        what the editor last loaded or saved, and whether the file changed on disk since then. Unknown (no
+        ``didOpen`` seen): ``(True, False)``, an unsaved buffer as before."""
+        known = self.loaded.get(uri_key(uri))
+        if known is None:
+            return True, False
+        digest, signature = known
+        return _text_digest(text) != digest, _signature(uri_to_path(uri)) != signature
+
+    def forget_loaded(self, uri: str) -> None:
+        """The editor closed ``uri``: nothing of its load is kept."""
+        self.loaded.pop(uri_key(uri), None)
 
     def is_open(self, uri: str) -> bool:
         """True when the editor has ``uri`` open."""
@@ -131,6 +165,13 @@ class Documents:
         doc = self._workspace().text_documents.get(uri_key(uri))
         if doc is not None:
             self.behind[uri_key(uri)] = doc.version
+            path = uri_to_path(uri)
+            try:  # the client reloads the buffer from these bytes: that text is then unedited
+                text = path.read_bytes().decode("utf-8", errors="replace") if path is not None else None
+            except OSError:
+                text = None
+            if text is not None:
+                self.note_loaded(uri, text)
 
     def is_behind(self, uri: str) -> bool:
         """True while the open document ``uri`` still holds the text from before a write of the server (its
