@@ -275,6 +275,7 @@ def test_emacs_apply_refused_when_the_target_changed_since_the_preview(emacs_run
     assert s["again"] and "Preview again" in s["again"] and s["edit_kept"] and s["packet_kept"], s
 
 
+@pytest.mark.editor_packages
 def test_emacs_supersede_reason_and_title_asked_once(emacs_run: dict) -> None:
     res = emacs_run["res"]
     assert res["supersede_prompts"] == [
