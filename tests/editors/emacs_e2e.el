@@ -236,8 +236,14 @@
                                         :again (car stale-questions)
                                         :edit_kept (and (string-match-p "added by hand" (disk-of record-file)) t)
                                         :packet_kept (file-exists-p (expand-file-name (plist-get packet :path) root))))
-                (let ((coding-system-for-write 'no-conversion))
-                  (write-region original nil record-file nil 'silent)))
+                ;; put back through a copy: writing a visited file whose buffer is behind it asks the user
+                (let ((tmp (make-temp-file "memzoi-original"))
+                      (coding-system-for-write 'no-conversion))
+                  (write-region original nil tmp nil 'silent)
+                  (copy-file tmp record-file t)
+                  (delete-file tmp))
+                ;; the record's buffer holds these very bytes: in step with the file again, as a revert would leave it
+                (with-current-buffer record-buf (set-visited-file-modtime)))
               (setq answer t questions nil)
               (put :supersede_apply_result (condition-case e (memzoi-apply) (error (list :error (format "%S" e)))))
               (put :supersede_apply_questions (length questions))
