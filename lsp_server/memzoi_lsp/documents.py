@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,12 +58,19 @@ def _text_digest(text: str) -> bytes:
     return blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def _signature(path: Path | None) -> tuple[int, int, int] | None:
+#: A file modified this recently (seconds) when its load is noted may have changed between the editor's read and
+#: the server's notice of it (a busy server takes ``didOpen`` late): its signature then vouches for nothing.
+RECENT_S = 2.0
+
+
+def _signature(path: Path | None, *, noted: bool = False) -> tuple[int, int, int] | None:
     try:
         st = path.stat() if path is not None else None
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino) if st is not None else None
+    if st is None or (noted and time.time() - st.st_mtime < RECENT_S):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def path_to_uri(path: str | os.PathLike[str]) -> str:
@@ -139,18 +147,27 @@ class Documents:
 
     def note_loaded(self, uri: str, text: str) -> None:
         """Note that the open document ``uri`` holds ``text`` as the editor loaded it from (``didOpen``) or saved it
-        to (``didSave``) the file, with the file's stat signature now."""
-        self.loaded[uri_key(uri)] = (_text_digest(text), _signature(uri_to_path(uri)))
+        to (``didSave``) the file, with the file's stat signature now (none when it was modified within
+        :data:`RECENT_S`: any later difference from the disk then counts as a change on disk)."""
+        self.loaded[uri_key(uri)] = (_text_digest(text), _signature(uri_to_path(uri), noted=True))
 
     def load_state(self, uri: str, text: str) -> tuple[bool, bool]:
         """``(edited, disk_changed)`` of the open document ``uri`` holding ``text``: whether the text differs from
-        what the editor last loaded or saved, and whether the file changed on disk since then. Unknown (no
-        ``didOpen`` seen): ``(True, False)``, an unsaved buffer as before."""
+        what the editor last loaded or saved, and whether the file changed on disk since then: its text is not the
+        loaded one, and its stat signature does not show it untouched since (a buffer restored with unsaved text,
+        e.g. VS Code's hot exit, is loaded unlike the disk). Unknown (no ``didOpen`` seen) or unreadable:
+        ``(True, False)``, an unsaved buffer as before. Reads the file (a refusal's path only)."""
         known = self.loaded.get(uri_key(uri))
-        if known is None:
+        path = uri_to_path(uri)
+        if known is None or path is None:
             return True, False
         digest, signature = known
-        return _text_digest(text) != digest, _signature(uri_to_path(uri)) != signature
+        try:
+            disk = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return True, False
+        untouched = signature is not None and _signature(path) == signature
+        return _text_digest(text) != digest, _text_digest(disk) != digest and not untouched
 
     def forget_loaded(self, uri: str) -> None:
         """The editor closed ``uri``: nothing of its load is kept."""

@@ -134,3 +134,19 @@ def test_reads_count_and_absence_differs_from_empty():
     assert changed_since(_plan({"a.md": b"x"}, {"r.md": None}), fingerprint(base)) == ["r.md"]
     assert changed_since(_plan({"a.md": b""}), fingerprint(_plan({"a.md": None}))) == ["a.md"]
     check_previewed(base, None)  # no fingerprint: nothing checked
+
+
+def test_unsaved_tells_a_change_on_disk_from_unsaved_edits(tmp_path: Path):
+    from memzoi.lifecycle.buffers import unsaved
+
+    f = tmp_path / "p.md"
+    f.write_text("disk\n")
+    assert unsaved(f, "disk\n", is_open=True, edited=True, disk_changed=True) is None  # same text: nothing to say
+    edits = unsaved(f, "typed\n", is_open=True)
+    assert edits is not None and "unsaved changes; save or revert" in edits
+    moved = unsaved(f, "loaded\n", is_open=True, edited=False, disk_changed=True)
+    assert moved is not None and "changed on disk" in moved and "reload" in moved and "save or" not in moved
+    both = unsaved(f, "typed\n", is_open=True, edited=True, disk_changed=True)
+    assert both is not None and "unsaved edits" in both and "also changed on disk" in both
+    assert "save or revert" not in both
+    assert unsaved(f, "x", is_open=True, edited=False, disk_changed=False) is not None  # opened unlike the disk

@@ -5,6 +5,7 @@ file changed on disk since the editor loaded it (which must be reloaded, never s
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,15 @@ async def test_a_buffer_with_unsaved_edits_is_still_told_to_save(git_workspace: 
     packet.write_bytes(packet.read_bytes() + b"appended by another program\n")
     refused = await refusal(execute(client, "memzoi.apply", uri=uri))
     assert "also changed on disk" in refused["message"] and "save or revert" not in refused["message"], refused
+
+
+async def test_a_buffer_opened_unlike_the_untouched_disk_is_unsaved(git_workspace: Path, client):
+    """A buffer the editor restored with unsaved text (VS Code's hot exit): the disk was not touched since the open,
+    so the difference is the buffer's, and saving is the advice, never reloading (it would drop that text)."""
+    root = git_workspace
+    packet = root / PACKET
+    os.utime(packet, (1_700_000_000, 1_700_000_000))  # long before the open: the signature vouches for the disk
+    uri = open_doc(client, packet, packet.read_text() + "restored, never saved\n")
+    refused = await refusal(execute(client, "memzoi.apply", uri=uri))
+    assert refused["code"] == "unsaved_changes" and "save or revert" in refused["message"], refused
+    assert "changed on disk" not in refused["message"]
