@@ -320,6 +320,11 @@ candidate (decision, id); the change id and details stay in `memzoi-last-result'
           ((string-prefix-p "memzoi.resident." command) (concat "resident " (substring command 16)))
           (t (replace-regexp-in-string "\\." " " (replace-regexp-in-string "\\`memzoi\\." "" command))))))
 
+(defun memzoi--error-code (err)
+  "The server's reason code (a string, e.g. \"preview_stale\") of the JSON-RPC error ERR, or nil."
+  (let ((data (alist-get 'jsonrpc-error-data (cdr-safe err))))
+    (and (listp data) (plist-get data :code))))
+
 (defun memzoi--error-message (err)
   "The first line of the server's message of the JSON-RPC error ERR (a refusal: one piece of advice)."
   (let ((msg (alist-get 'jsonrpc-error-message (cdr-safe err))))
@@ -393,7 +398,7 @@ Returns the result, or nil after a refusal (a JSON-RPC error response).  NAME la
             (memzoi--reload-result result))
           result)
       (jsonrpc-error
-       (setq memzoi-last-result (list :error (memzoi--error-message err)))
+       (setq memzoi-last-result (list :error (memzoi--error-message err) :code (memzoi--error-code err)))
        (message "Memzoi: %s refused: %s" name (memzoi--error-message err))
        nil))))
 
@@ -497,8 +502,10 @@ whether a new title is asked.")
 
 (defun memzoi--review (server command arg)
   "Preview, then write: ask what COMMAND needs once, show its preview as a diff, then Apply or Cancel.
-ARG is the plist argument of COMMAND (a key of `memzoi--previewable'); Apply sends exactly it.  Returns the
-command's result, or nil when cancelled or refused."
+ARG is the plist argument of COMMAND (a key of `memzoi--previewable'); Apply sends exactly it with the preview's
+fingerprint (:previewed), so the server acts on exactly what the diff showed or refuses (preview_stale) when a file
+changed meanwhile: the refusal is shown and a new preview offered.  Returns the command's result, or nil when
+cancelled or refused."
   (pcase-let* ((`(,_ ,op ,label ,reason ,title) (assoc command memzoi--previewable))
                (arg (memzoi--ask arg reason title))
                (parg (list :uri (plist-get arg :uri) :operation op)))
@@ -510,7 +517,13 @@ command's result, or nil when cancelled or refused."
                      (memzoi--execute server "memzoi.preview" (vector parg) (concat label " preview")))))
       (when preview
         (if (y-or-n-p (memzoi--question label preview))
-            (memzoi--execute server command (vector arg) (downcase label))
+            (let* ((previewed (plist-get preview :previewed))
+                   (sent (if (stringp previewed) (plist-put (copy-sequence arg) :previewed previewed) arg))
+                   (result (memzoi--execute server command (vector sent) (downcase label))))
+              (if (and (null result) (equal (plist-get memzoi-last-result :code) "preview_stale")
+                       (y-or-n-p (format "Memzoi: %s.  Preview again? " (plist-get memzoi-last-result :error))))
+                  (memzoi--review server command arg)
+                result))
           (message "Memzoi: %s cancelled; nothing written" label)
           nil)))))
 

@@ -98,9 +98,29 @@ def refuse_if_dirty(ls: CommandSession, *paths: Path) -> None:
         uri = path_to_uri(path)
         is_open = ls.docs.is_open(uri)
         text = ls.workspace.get_text_document(uri).source if is_open else ""
-        why = unsaved(path, text, is_open=is_open, behind=is_open and ls.docs.is_behind(uri))
+        edited, disk_changed = ls.docs.load_state(uri, text) if is_open else (True, False)
+        why = unsaved(
+            path,
+            text,
+            is_open=is_open,
+            behind=is_open and ls.docs.is_behind(uri),
+            edited=edited,
+            disk_changed=disk_changed,
+        )
         if why is not None:
             raise CommandError("unsaved_changes", f"{why} (lifecycle changes act on the file on disk)")
+
+
+def previewed_of(arg: dict[str, Any]) -> str | None:
+    """The ``previewed`` argument: the fingerprint a ``memzoi.preview`` answer carried
+    (:mod:`memzoi.ledger.previewed`), sent back so the change is refused when a file changed since the preview;
+    ``None`` when absent (an older client: the change acts on the disk as it is). Refuses a non-string."""
+    previewed = arg.get("previewed")
+    if previewed is None:
+        return None
+    if not isinstance(previewed, str):
+        raise CommandError("invalid_arguments", "`previewed` is the `previewed` string of a preview's answer")
+    return previewed
 
 
 def reason_of(arg: dict[str, Any], required: bool) -> str | None:

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +52,25 @@ def uri_to_path(uri: str) -> Path | None:
 #: :func:`uri_to_path` of the URIs of open documents, which :meth:`Documents.open_uri_for` compares with every file
 #: the scan publishes (a pure function of the string; a few hundred open documents at most).
 _open_path = functools.lru_cache(maxsize=512)(uri_to_path)
+
+
+def _text_digest(text: str) -> bytes:
+    return blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()
+
+
+#: A file modified this recently (seconds) when its load is noted may have changed between the editor's read and
+#: the server's notice of it (a busy server takes ``didOpen`` late): its signature then vouches for nothing.
+RECENT_S = 2.0
+
+
+def _signature(path: Path | None, *, noted: bool = False) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    if st is None or (noted and time.time() - st.st_mtime < RECENT_S):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def path_to_uri(path: str | os.PathLike[str]) -> str:
@@ -121,6 +141,37 @@ class Documents:
         # of the editor's text, and the turn of the latest read of them (an older read that ends later is dropped).
         self._disk: dict[str, DiskBytes] = {}
         self._disk_turns: dict[str, int] = {}
+        # Open documents: key -> (digest of the text the editor last loaded from or saved to disk, the file's
+        # (mtime_ns, size, inode) then), so a refusal tells unsaved edits from a file changed on disk meanwhile.
+        self.loaded: dict[str, tuple[bytes, tuple[int, int, int] | None]] = {}
+
+    def note_loaded(self, uri: str, text: str) -> None:
+        """Note that the open document ``uri`` holds ``text`` as the editor loaded it from (``didOpen``) or saved it
+        to (``didSave``) the file, with the file's stat signature now (none when it was modified within
+        :data:`RECENT_S`: any later difference from the disk then counts as a change on disk)."""
+        self.loaded[uri_key(uri)] = (_text_digest(text), _signature(uri_to_path(uri), noted=True))
+
+    def load_state(self, uri: str, text: str) -> tuple[bool, bool]:
+        """``(edited, disk_changed)`` of the open document ``uri`` holding ``text``: whether the text differs from
+        what the editor last loaded or saved, and whether the file changed on disk since then: its text is not the
+        loaded one, and its stat signature does not show it untouched since (a buffer restored with unsaved text,
+        e.g. VS Code's hot exit, is loaded unlike the disk). Unknown (no ``didOpen`` seen) or unreadable:
+        ``(True, False)``, an unsaved buffer as before. Reads the file (a refusal's path only)."""
+        known = self.loaded.get(uri_key(uri))
+        path = uri_to_path(uri)
+        if known is None or path is None:
+            return True, False
+        digest, signature = known
+        try:
+            disk = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return True, False
+        untouched = signature is not None and _signature(path) == signature
+        return _text_digest(text) != digest, _text_digest(disk) != digest and not untouched
+
+    def forget_loaded(self, uri: str) -> None:
+        """The editor closed ``uri``: nothing of its load is kept."""
+        self.loaded.pop(uri_key(uri), None)
 
     def is_open(self, uri: str) -> bool:
         """True when the editor has ``uri`` open."""
@@ -131,6 +182,13 @@ class Documents:
         doc = self._workspace().text_documents.get(uri_key(uri))
         if doc is not None:
             self.behind[uri_key(uri)] = doc.version
+            path = uri_to_path(uri)
+            try:  # the client reloads the buffer from these bytes: that text is then unedited
+                text = path.read_bytes().decode("utf-8", errors="replace") if path is not None else None
+            except OSError:
+                text = None
+            if text is not None:
+                self.note_loaded(uri, text)
 
     def is_behind(self, uri: str) -> bool:
         """True while the open document ``uri`` still holds the text from before a write of the server (its

@@ -19,6 +19,7 @@ from .commanding import (
     CommandError,
     CommandGroup,
     command,
+    previewed_of,
     project_root,
     reason_of,
     refuse_if_dirty,
@@ -41,16 +42,18 @@ def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
 
 @command(APPLY)
 async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
-    """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``."""
+    """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``;
+    refused when a file changed since the preview ``previewed`` (when given) was shown."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
+    previewed = previewed_of(arg)
     return await run_change(
         ls,
         root,
-        lambda: core.apply_proposal(root, path, actor=actor, source="editor"),
+        lambda: core.apply_proposal(root, path, actor=actor, source="editor", previewed=previewed),
         show=(lambda r: _moved_packet(r, root)) if ls.docs.is_open(path_to_uri(path)) else None,
     )
 
@@ -94,11 +97,12 @@ async def supersede(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     refuse_if_dirty(ls, path)
     title, body = replacement(ls, path, arg)
     actor = arg.get("actor") or core.default_actor()
+    previewed = previewed_of(arg)
     return await run_change(
         ls,
         root,
         lambda: core.propose_supersede(
-            root, str(path), title=title, body=body, reason=reason, actor=actor, source="editor"
+            root, str(path), title=title, body=body, reason=reason, actor=actor, source="editor", previewed=previewed
         ),
         show_created=True,
     )
@@ -113,10 +117,13 @@ async def tombstone(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     reason = reason_of(arg, True) or ""  # required: reason_of refuses a missing one
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
+    previewed = previewed_of(arg)
     return await run_change(
         ls,
         root,
-        lambda: core.propose_tombstone(root, str(path), reason=reason, actor=actor, source="editor"),
+        lambda: core.propose_tombstone(
+            root, str(path), reason=reason, actor=actor, source="editor", previewed=previewed
+        ),
         show_created=True,
     )
 
@@ -207,8 +214,11 @@ async def reattest(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     refuse_if_dirty(ls, path)
     reason = reason_of(arg, False)
     actor = arg.get("actor") or core.default_actor()
+    previewed = previewed_of(arg)
     return await run_change(
-        ls, root, lambda: core_reattest(root, str(path), actor=actor, source="editor", reason=reason)
+        ls,
+        root,
+        lambda: core_reattest(root, str(path), actor=actor, source="editor", reason=reason, previewed=previewed),
     )
 
 

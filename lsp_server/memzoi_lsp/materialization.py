@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from .commandids import MATERIALIZE, MATERIALIZE_DECIDE, MATERIALIZE_PLAN
-from .commanding import CommandError, CommandGroup, command, refuse_if_dirty, run_change, show_document
+from .commanding import (
+    CommandError,
+    CommandGroup,
+    command,
+    previewed_of,
+    refuse_if_dirty,
+    run_change,
+    show_document,
+)
 from .documents import uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
@@ -90,7 +98,8 @@ async def materialize_decide(ls: CommandSession, arg: dict[str, Any]) -> dict[st
 
 @command(MATERIALIZE)
 async def materialize(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
-    """Write the decided record with its attestation (one ledgered change) and open it."""
+    """Write the decided record with its attestation (one ledgered change) and open it; refused when the record
+    changed since the preview ``previewed`` (when given) was shown."""
     from memzoi.judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.artifacts import artifact_set  # noqa: PLC0415 lazy: start-up
@@ -101,10 +110,11 @@ async def materialize(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]
     candidate, plan, decision = (load_artifact(files[k]) for k in ("candidate", "plan", "decision"))
     root = sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(path)
     actor = arg.get("actor") or default_actor()
+    previewed = previewed_of(arg)
     return await run_change(
         ls,
         root,
-        lambda: materialize_apply(root, candidate, plan, decision, actor=actor, source="editor"),
+        lambda: materialize_apply(root, candidate, plan, decision, actor=actor, source="editor", previewed=previewed),
         show_created=True,
     )
 

@@ -37,6 +37,7 @@ class TextSync:
         ls = self._ls
         uri = params.text_document.uri
         discover(ls, uri, params.text_document.text)
+        ls.docs.note_loaded(uri, params.text_document.text)
         ls.apply_editor(uri)
         if not ls.pull_diagnostics:
             ls.publish(uri)  # at once on open; typing is debounced
@@ -57,7 +58,11 @@ class TextSync:
     def did_save(self, params: types.DidSaveTextDocumentParams) -> None:
         """``didSave``: the file on disk changed (the watch pass, at once)."""
         ls = self._ls
-        path = uri_to_path(params.text_document.uri)
+        uri = params.text_document.uri
+        doc = ls.workspace.text_documents.get(uri_key(uri))
+        if doc is not None:
+            ls.docs.note_loaded(uri, doc.source)
+        path = uri_to_path(uri)
         if path is not None:
             ls.files_changed([path], immediate=True)
 
@@ -68,6 +73,7 @@ class TextSync:
         uri = params.text_document.uri
         ls.cancel_diagnostics(uri)
         ls.docs.forget_disk(uri)
+        ls.docs.forget_loaded(uri)
         # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
         path = uri_to_path(uri)
         project = ls.project_for(path)

@@ -10,7 +10,10 @@
        (report (list))
        (deadline-s 60)
        ;; the review flow's Apply question: answered with `answer', recorded with the diff shown at that moment
-       (answer nil) (questions nil) (messages nil))
+       (answer nil) (questions nil) (messages nil)
+       ;; `review-hook' runs once at the next Apply question (another writer edits a file while the diff shows);
+       ;; a stale refusal's "Preview again?" is recorded and answered no
+       (review-hook nil) (stale-questions nil))
   (setq command-line-args-left nil)
   (advice-add 'y-or-n-p :override
               (lambda (prompt)
@@ -18,7 +21,8 @@
                             :diff (let ((b (get-buffer "*Memzoi preview*")))
                                     (and b (with-current-buffer b (buffer-string)))))
                       questions)
-                answer))
+                (cond ((string-match-p "Preview again" prompt) (push prompt stale-questions) nil)
+                      (t (when review-hook (funcall review-hook) (setq review-hook nil)) answer))))
   ;; every message of the run, as the user reads it in the echo area
   (advice-add 'message :before
               (lambda (fmt &rest args)
@@ -218,6 +222,28 @@
                                      (append (plist-get memzoi-last-result :files) nil))))
               (find-file (expand-file-name (plist-get packet :path) root))
               (connect "eglot on the supersede packet")
+              ;; 6a. A stale verdict is refused: the record is edited on disk while the diff is shown; Apply sends
+              ;; the preview's fingerprint, the server refuses (preview_stale), nothing is written, a new preview
+              ;; is offered (answered no); then the record's bytes are put back.
+              (let ((original (with-temp-buffer (set-buffer-multibyte nil)
+                                                (insert-file-contents-literally record-file) (buffer-string))))
+                (setq answer t questions nil stale-questions nil
+                      review-hook (lambda () (write-region "A line added by hand while the diff was open.\n" nil
+                                                           record-file t 'silent)))
+                (put :stale_apply_result (condition-case e (memzoi-apply) (error (list :error (format "%S" e)))))
+                (put :stale_apply (list :code (plist-get memzoi-last-result :code)
+                                        :error (plist-get memzoi-last-result :error)
+                                        :again (car stale-questions)
+                                        :edit_kept (and (string-match-p "added by hand" (disk-of record-file)) t)
+                                        :packet_kept (file-exists-p (expand-file-name (plist-get packet :path) root))))
+                ;; put back through a copy: writing a visited file whose buffer is behind it asks the user
+                (let ((tmp (make-temp-file "memzoi-original"))
+                      (coding-system-for-write 'no-conversion))
+                  (write-region original nil tmp nil 'silent)
+                  (copy-file tmp record-file t)
+                  (delete-file tmp))
+                ;; the record's buffer holds these very bytes: in step with the file again, as a revert would leave it
+                (with-current-buffer record-buf (set-visited-file-modtime)))
               (setq answer t questions nil)
               (put :supersede_apply_result (condition-case e (memzoi-apply) (error (list :error (format "%S" e)))))
               (put :supersede_apply_questions (length questions))

@@ -166,13 +166,23 @@ local function capture_review(prompt)
     screen = screen_text() }
 end
 local undo_questions = {}
+-- `review_hook`, when set, runs while the review tab is shown, before the answer (another writer edits a file);
+-- a stale refusal's offer of a new preview is recorded and answered Cancel.
+local review_hook, stale_questions = nil, {}
 vim.ui.select = function(items, opts, on_choice)
+  if items[1] == 'Preview again' and items[2] == 'Cancel' then
+    table.insert(stale_questions, opts.prompt)
+    return on_choice('Cancel', 2)
+  end
   if items[1] == 'Undo' and items[2] == 'Cancel' then -- the undo confirmation: recorded, answered Undo
     table.insert(undo_questions, opts.prompt)
     return on_choice('Undo', 1)
   end
   if items[1] == 'Apply' and items[2] == 'Cancel' then
     table.insert(reviews, capture_review(opts.prompt))
+    if review_hook then
+      review_hook()
+    end
     return on_choice(review_answer, review_answer == 'Apply' and 1 or 2)
   end
   local titles = {}
@@ -369,6 +379,31 @@ do
     vim.cmd.edit(vim.fn.fnameescape(root .. '/' .. packet))
     local sbuf = vim.api.nvim_get_current_buf()
     vim.wait(TIMEOUT, function() return client_of(sbuf) ~= nil end, 20)
+    -- A stale verdict is refused: the superseded record is edited on disk while the diff tab is shown; Apply sends
+    -- the preview's fingerprint, the server refuses (preview_stale), nothing is written, a new preview is offered.
+    local fh0 = io.open(other, 'rb')
+    local original = fh0:read('*a')
+    fh0:close()
+    review_hook = function()
+      local fa = io.open(other, 'ab')
+      fa:write('A line added by hand while the diff was open.\n')
+      fa:close()
+    end
+    memzoi.last_result, memzoi.last_error, reviews, stale_questions = nil, nil, {}, {}
+    vim.cmd('Memzoi apply')
+    vim.wait(TIMEOUT, function() return #stale_questions > 0 or (type(memzoi.last_result) == 'table'
+      and memzoi.last_result.change_id ~= nil) end, 20)
+    review_hook = nil
+    local edited = disk_of(other)
+    result.stale_apply = { reviews = #reviews, again = stale_questions[1],
+      code = memzoi.last_error and type(memzoi.last_error.data) == 'table' and memzoi.last_error.data.code or nil,
+      error = memzoi.last_error and memzoi.last_error.message,
+      edit_kept = edited ~= nil and edited:find('added by hand', 1, true) ~= nil,
+      packet_kept = vim.uv.fs_stat(root .. '/' .. packet) ~= nil }
+    log('stale apply:', vim.json.encode(result.stale_apply))
+    local fw = io.open(other, 'wb')
+    fw:write(original)
+    fw:close()
     local old_text = text_of(obuf)
     memzoi.last_result, memzoi.last_error, reviews = nil, nil, {}
     vim.cmd('Memzoi apply')

@@ -266,6 +266,16 @@ def test_emacs_review_action_first_and_preview_then_apply(emacs_run: dict) -> No
 
 
 @pytest.mark.editor_packages
+def test_emacs_apply_refused_when_the_target_changed_since_the_preview(emacs_run: dict) -> None:
+    """The superseded record edited on disk while the diff is shown: Apply sends the preview's fingerprint, the
+    server refuses (preview_stale, naming the record), nothing is written, and a new preview is offered."""
+    s = emacs_run["res"]["stale_apply"]
+    assert s["code"] == "preview_stale", s
+    assert "prefer-source-files-below-1000-lines.md" in s["error"] and "review the new preview" in s["error"]
+    assert s["again"] and "Preview again" in s["again"] and s["edit_kept"] and s["packet_kept"], s
+
+
+@pytest.mark.editor_packages
 def test_emacs_supersede_reason_and_title_asked_once(emacs_run: dict) -> None:
     res = emacs_run["res"]
     assert res["supersede_prompts"] == [

@@ -412,6 +412,15 @@ def test_hidden_buffer_reloaded_after_apply_of_a_supersede(nvim_run: dict) -> No
     assert s["buffer_is_disk"] is True  # the hidden buffer of the superseded record shows the new disk text
 
 
+def test_apply_refused_when_the_target_changed_since_the_preview(nvim_run: dict) -> None:
+    """The superseded record edited on disk while the diff tab is shown: Apply sends the preview's fingerprint, the
+    server refuses (preview_stale, naming the record), nothing is written, and a new preview is offered."""
+    s = nvim_run["res"]["stale_apply"]
+    assert s["reviews"] == 1 and s["code"] == "preview_stale", s
+    assert "prefer-source-files-below-1000-lines.md" in s["error"] and "review the new preview" in s["error"]
+    assert s["again"] and s["edit_kept"] and s["packet_kept"], s
+
+
 def test_deleted_file_diagnostics_cleared_after_reject(nvim_run: dict) -> None:
     d = nvim_run["res"]["deleted_diagnostics"]
     assert d["prompts"] == ["Reason (required): "] and d["status"] == "applied" and d["file_gone"], d

@@ -6,7 +6,8 @@ import * as vscode from 'vscode';
 import { closeDiffs, newDiffKey, showDiffs } from './history';
 import { type CommandSpec, validateReason } from './logic/commands';
 import type { InboxItem } from './logic/inbox';
-import { PREVIEW_OF, previewArg, type PreviewFile, previewFiles, previewUnsupported, reviewQuestion, verbOf } from './logic/review';
+import { isStale, PREVIEW_OF, previewArg, type PreviewFile, previewFiles, previewUnsupported, reviewQuestion, verbOf,
+  withPreviewed } from './logic/review';
 import { describeTarget, pickerRows, type Target, targetOfItem } from './logic/targets';
 import { ask, executeOnServer, reportRefusal, roots } from './run';
 import { readConfig, state } from './state';
@@ -45,6 +46,8 @@ export function promptTitle(target: Target | undefined): Thenable<string | undef
  * one modal question naming the target and listing the files; the write runs only on its button. Without
  * `memzoi.confirmWrites` the write runs at once, unless `force` (a Review the user asked for). A preview the server refuses is reported once and ends the flow
  * (the write would be refused alike); an older server without a preview of the operation gets the question alone.
+ * The write carries the preview's fingerprint (`previewed`): a file changed since the diff was shown refuses it
+ * (`preview_stale`, reported once), and a new review is offered.
  */
 export async function reviewThenWrite(spec: CommandSpec | undefined, command: string, target: Target,
   arg: Record<string, unknown>, force = false): Promise<unknown> {
@@ -53,12 +56,14 @@ export async function reviewThenWrite(spec: CommandSpec | undefined, command: st
   const key = newDiffKey();
   let files: PreviewFile[] = [];
   let previewed = operation === undefined;
+  let shown: unknown;
   if (operation !== undefined) {
     const answer = await ask('memzoi.preview', [previewArg(operation, arg)]);
     if (!answer.ok && !previewUnsupported(answer.message)) return reportRefusal('memzoi.preview', answer.message);
     if (answer.ok) {
       files = previewFiles(answer.result);
       previewed = true;
+      shown = answer.result;
       await showDiffs(`Review ${operation}`, answer.result, key);
     } else {
       state.output.info(`memzoi.preview has no "${operation}" in this memzoi-lsp: asking without a diff`);
@@ -69,7 +74,15 @@ export async function reviewThenWrite(spec: CommandSpec | undefined, command: st
   const choice = await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, verb);
   await closeDiffs(key);
   if (choice !== verb) return undefined;
-  return executeOnServer(spec, command, [arg], target, files);
+  let stale = false;
+  const result = await executeOnServer(spec, command, [withPreviewed(arg, shown)], target, files, (code) => {
+    stale = isStale(code);
+  });
+  if (!stale) return result;
+  const again = 'Preview again';
+  const pick = await vscode.window.showWarningMessage('Memzoi: the files changed since the preview; nothing was written.',
+    again);
+  return pick === again ? reviewThenWrite(spec, command, target, arg, true) : undefined;
 }
 
 /** `memzoi.review` `[{uri}]`: the review of a pending proposal, then Apply or Cancel. */

@@ -14,8 +14,8 @@ export function roots(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
 }
 
-/** The answer of one server command: its result, or the refusal's message. */
-export type Answer = { ok: true; result: unknown } | { ok: false; message: string };
+/** The answer of one server command: its result, or the refusal's message and reason code (when it has one). */
+export type Answer = { ok: true; result: unknown } | { ok: false; message: string; code?: string };
 
 /** Sends one server command and returns its answer (nothing is shown to the user). */
 export async function ask(command: string, args: unknown[]): Promise<Answer> {
@@ -25,7 +25,9 @@ export async function ask(command: string, args: unknown[]): Promise<Answer> {
   try {
     return { ok: true, result: await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) };
   } catch (err) {
-    return { ok: false, message: err instanceof Error ? err.message : String(err) };
+    const data = err && typeof err === 'object' ? (err as { data?: { code?: unknown } }).data : undefined;
+    const code = typeof data?.code === 'string' ? data.code : undefined;
+    return { ok: false, message: err instanceof Error ? err.message : String(err), code };
   }
 }
 
@@ -39,9 +41,14 @@ export function reportRefusal(command: string, message: string): undefined {
 /**
  * Sends one server command. A refusal is reported once (see reportRefusal); the result is then `undefined`.
  */
-export async function requestServer(command: string, args: unknown[]): Promise<unknown> {
+export async function requestServer(command: string, args: unknown[],
+  onRefused?: (code: string | undefined) => void): Promise<unknown> {
   const answer = await ask(command, args);
-  if (!answer.ok) return reportRefusal(command, answer.message);
+  if (!answer.ok) {
+    reportRefusal(command, answer.message);
+    onRefused?.(answer.code);
+    return undefined;
+  }
   if (command === 'memzoi.undo') void state.inbox.refresh();
   return answer.result;
 }
@@ -77,8 +84,8 @@ export async function reportResult(spec: CommandSpec | undefined, command: strin
  * preview, plus the target's file) and refreshes the inbox. Returns the result (`undefined` after a refusal).
  */
 export async function executeOnServer(spec: CommandSpec | undefined, command: string, args: unknown[], target?: Target,
-  touched: readonly PreviewFile[] = []): Promise<unknown> {
-  const result = await requestServer(command, args);
+  touched: readonly PreviewFile[] = [], onRefused?: (code: string | undefined) => void): Promise<unknown> {
+  const result = await requestServer(command, args, onRefused);
   if (result !== undefined) {
     // Nothing stale when the message comes: the touched files reloaded, the inbox without the decided row.
     const files: Touched[] = touchedOf(touched);

@@ -68,6 +68,7 @@ from .model import (
     Reconciled,
     Refusal,
 )
+from .previewed import fingerprint as preview_fingerprint
 from .reconcile import reconcile
 from .recovery import recover
 from .store import Ledger, cached_runtime_dir, now_utc, read_file_state, safe_path, set_fault_hook
@@ -83,6 +84,7 @@ __all__ = [
     "ChangeRecord",
     "ChangeResult",
     "dry_run",
+    "preview_fingerprint",
     "FileChange",
     "FileLedger",
     "HistoryRead",

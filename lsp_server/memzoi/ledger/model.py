@@ -145,6 +145,9 @@ class ChangePlan:
     #: Paths whose before bytes the change removes on purpose so that they are gone (a non-repo-safe packet
     #: rejected into a hash receipt): the ledger keeps only their digest and size, and undo is refused.
     purge: frozenset[str] = frozenset()
+    #: Files the change reads but does not write, with the bytes it read (``None``: absent): a preview's
+    #: fingerprint covers them too (:mod:`.previewed`).
+    reads: dict[str, bytes | None] = field(default_factory=dict)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from ..base.runtime_errors import RuntimeStateError, runtime_error
 from ..judge.pathsafety import name_findings
 from .history import undo_drift
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
+from .previewed import check_previewed
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
 from .schema import as_stored, holds_secret, stored_state
 from .store import (
@@ -208,6 +209,7 @@ def run_change(
     actor: str,
     source: str = "cli",
     lock_timeout: float = DEFAULT_TIMEOUT,
+    previewed: str | None = None,
 ) -> ChangeResult:
     """Run one ledgered change. ``build(project_root)`` is called under the lock, after reconciliation: it reads
     the files (their bytes become the before snapshots), validates, and returns the :class:`ChangePlan`, or
@@ -215,13 +217,15 @@ def run_change(
 
     Returns the result (status ``applied``); raises :class:`Refusal` when the build refuses, on external drift
     (``external_drift``: the change is recorded ``failed``, no file changed) or when the write fails
-    (``write_failed``: recorded ``failed`` or ``uncertain`` after comparing the files).
+    (``write_failed``: recorded ``failed`` or ``uncertain`` after comparing the files). ``previewed``: the
+    fingerprint of the preview the person saw; any file changed since refuses it (:mod:`.previewed`).
     """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}")
     root = _root(project_root)
     with _locked(root, lock_timeout) as (ledger, conn):
         plan = build(root)
+        check_previewed(plan, previewed)  # under the lock, against the before bytes the writes are guarded by
         _step("planned")
         paths = [f.path for f in plan.files]
         _refuse_secret_paths(plan)

@@ -329,11 +329,19 @@ def packet_findings(root: Path, rel: str, analysis: Analysis) -> list[Finding]:
 
 
 def apply_proposal(
-    project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str, source: str = "cli"
+    project_root: str | os.PathLike[str],
+    packet: str | os.PathLike[str],
+    *,
+    actor: str,
+    source: str = "cli",
+    previewed: str | None = None,
 ) -> ChangeResult:
     """Apply the pending packet ``packet`` (path or file id) as one ledgered change.
 
     Raises :class:`~memzoi.ledger.Refusal` (nothing written) when a finding blocks it, a precondition fails or a
-    file changed since it was read.
+    file changed since it was read, or since the preview ``previewed`` (its fingerprint) was shown
+    (``preview_stale``, :mod:`memzoi.ledger.previewed`).
     """
-    return run_change(project_root, lambda root: plan_apply(root, packet, actor), actor=actor, source=source)
+    return run_change(
+        project_root, lambda root: plan_apply(root, packet, actor), actor=actor, source=source, previewed=previewed
+    )

@@ -12,7 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def unsaved(path: Path | None, text: str, *, is_open: bool, behind: bool = False) -> str | None:
+def unsaved(
+    path: Path | None,
+    text: str,
+    *,
+    is_open: bool,
+    behind: bool = False,
+    edited: bool = True,
+    disk_changed: bool = False,
+) -> str | None:
     """Why the buffer ``text`` of ``path`` may not be acted on yet, or ``None`` when it may.
 
     * a closed file, or a buffer without a file path: ``None`` (nothing of the editor's to lose);
@@ -23,7 +31,9 @@ def unsaved(path: Path | None, text: str, *, is_open: bool, behind: bool = False
     * the file cannot be read (any other ``OSError``: permissions, a directory, I/O): a reason naming the file,
       since whether the buffer is saved cannot be told and acting could lose the person's text;
     * else a reason when the disk's text (UTF-8, undecodable bytes replaced, as the editor shows them) differs from
-      ``text``.
+      ``text``. ``edited``: the buffer differs from what the editor last loaded from or saved to the file;
+      ``disk_changed``: the file changed on disk since then (another program, an agent, ``git pull``). An unedited
+      buffer of a file changed on disk is told to reload it, never to save it: saving would overwrite that change.
 
     Reasons name the file (its name only) and what to do; they never quote its content.
     """
@@ -38,9 +48,19 @@ def unsaved(path: Path | None, text: str, *, is_open: bool, behind: bool = False
             f"{path.name} cannot be read to compare it with its open buffer ({type(err).__name__}); make the "
             "file readable, then try again"
         )
-    if disk.decode("utf-8", errors="replace") != text:
-        return f"{path.name} has unsaved changes; save or revert it first"
-    return None
+    if disk.decode("utf-8", errors="replace") == text:
+        return None
+    if disk_changed and not edited:
+        return (
+            f"{path.name} changed on disk since the editor loaded it (another program wrote it); reload it from "
+            "disk and review it again. Do not save the buffer: that would overwrite the change on disk"
+        )
+    if disk_changed:
+        return (
+            f"{path.name} has unsaved edits, and the file also changed on disk since the editor loaded it; saving "
+            "would overwrite that change: compare the two, keep what you want, then try again"
+        )
+    return f"{path.name} has unsaved changes; save or revert it first"
 
 
 __all__ = ["unsaved"]

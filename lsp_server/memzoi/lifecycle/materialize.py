@@ -309,13 +309,16 @@ def materialize_apply(
     actor: str,
     source: str = "cli",
     expected_ids: dict[str, str | None] | None = None,
+    previewed: str | None = None,
 ) -> ChangeResult:
-    """Write the decided record with its attestation as one ledgered change. Raises :class:`Refusal`."""
+    """Write the decided record with its attestation as one ledgered change. Raises :class:`Refusal`
+    (``preview_stale`` when the record changed since the preview ``previewed`` was shown)."""
     return run_change(
         project_root,
         lambda root: plan_materialize(root, candidate, plan, decision, expected_ids=expected_ids),
         actor=actor,
         source=source,
+        previewed=previewed,
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judge import analysis
-from ..ledger import ChangePlan, Purged, Refusal, dry_run, get_change, history
+from ..ledger import ChangePlan, Purged, Refusal, dry_run, get_change, history, preview_fingerprint
 from ..safety.redact import scrub
 from .apply import plan_apply
 from .supersede import plan_packet
@@ -63,7 +63,9 @@ def preview(
     """The planned files of ``operation`` without writing (see :func:`plan_to_json` for the shape).
 
     ``target`` is the pending packet (apply) or the record (supersede, tombstone), as a path or id;
-    ``artifacts`` the (candidate, plan, decision) of a materialization. Raises :class:`Refusal` exactly when the
+    ``artifacts`` the (candidate, plan, decision) of a materialization. ``previewed`` in the answer is the
+    fingerprint of every file the plan reads or writes (:mod:`memzoi.ledger.previewed`): sent back with the change,
+    it refuses the change when any of them changed meanwhile. Raises :class:`Refusal` exactly when the
     change would be refused (``reason_required`` for a missing reason, the can-apply blockers, …)."""
     from .materialize import plan_materialize  # noqa: PLC0415 lazy: start-up
     from .reattest import plan_reattest  # noqa: PLC0415 lazy: start-up
@@ -80,7 +82,9 @@ def preview(
         build = lambda root: plan_reattest(root, str(target), reason=reason)  # noqa: E731
     else:
         raise Refusal("invalid_arguments", f"cannot preview `{operation}`; one of: {', '.join(OPERATIONS)}")
-    out = plan_to_json(dry_run(Path(project_root), build))
+    plan = dry_run(Path(project_root), build)
+    out = plan_to_json(plan)
+    out["previewed"] = preview_fingerprint(plan)
     if operation == "reattest":
         for f in out["files"]:
             attested = attested_text(Path(project_root), f["path"])

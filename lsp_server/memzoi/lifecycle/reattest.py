@@ -98,7 +98,20 @@ def _accept_supersede_replacement(root: Path, loaded: Loaded, rid: str, reason: 
 
 
 def reattest(
-    project_root: str | os.PathLike[str], record: str, *, actor: str, source: str = "cli", reason: str | None = None
+    project_root: str | os.PathLike[str],
+    record: str,
+    *,
+    actor: str,
+    source: str = "cli",
+    reason: str | None = None,
+    previewed: str | None = None,
 ) -> ChangeResult:
-    """Re-attest ``record`` (id or path) as one ledgered change. Raises :class:`~memzoi.ledger.Refusal`."""
-    return run_change(project_root, lambda root: plan_reattest(root, record, reason=reason), actor=actor, source=source)
+    """Re-attest ``record`` (id or path) as one ledgered change. Raises :class:`~memzoi.ledger.Refusal`
+    (``preview_stale`` when the record changed since the preview ``previewed`` was shown)."""
+    return run_change(
+        project_root,
+        lambda root: plan_reattest(root, record, reason=reason),
+        actor=actor,
+        source=source,
+        previewed=previewed,
+    )

@@ -83,6 +83,7 @@ def plan_packet(
         reason=reason,
         summary=f"propose {action} of {record_id}",
         details={"record_id": record_id, "proposal_path": change.path},
+        reads={target.rel: target.raw},  # the record the packet copies: a preview's fingerprint covers it
     )
 
 
@@ -95,12 +96,15 @@ def propose_supersede(
     reason: str,
     actor: str,
     source: str = "cli",
+    previewed: str | None = None,
 ) -> ChangeResult:
     """Create a pending packet proposing that a new record (``title``, ``body``) supersedes ``record`` (id or
-    path). Raises :class:`~memzoi.ledger.Refusal` when the record is missing, inactive or invalid."""
+    path). Raises :class:`~memzoi.ledger.Refusal` when the record is missing, inactive or invalid, or changed
+    since the preview ``previewed`` was shown (``preview_stale``)."""
     return run_change(
         project_root,
         lambda root: plan_packet(root, record, action="supersede", title=title, body=body, reason=reason, actor=actor),
         actor=actor,
         source=source,
+        previewed=previewed,
     )

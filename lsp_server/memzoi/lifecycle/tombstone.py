@@ -16,17 +16,25 @@ from .supersede import plan_packet
 
 
 def propose_tombstone(
-    project_root: str | os.PathLike[str], record: str, *, reason: str, actor: str, source: str = "cli"
+    project_root: str | os.PathLike[str],
+    record: str,
+    *,
+    reason: str,
+    actor: str,
+    source: str = "cli",
+    previewed: str | None = None,
 ) -> ChangeResult:
     """Create a pending packet proposing to tombstone ``record`` (id or path) for ``reason``.
 
-    Raises :class:`~memzoi.ledger.Refusal` when the record is missing, inactive or invalid, or the reason is empty.
+    Raises :class:`~memzoi.ledger.Refusal` when the record is missing, inactive or invalid, the reason is empty,
+    or the record changed since the preview ``previewed`` was shown (``preview_stale``).
     """
     return run_change(
         project_root,
         lambda root: plan_packet(root, record, action="tombstone", title=None, body=None, reason=reason, actor=actor),
         actor=actor,
         source=source,
+        previewed=previewed,
     )
 
 

@@ -33,6 +33,21 @@ export function previewArg(operation: string, arg: Record<string, unknown>): Rec
   return out;
 }
 
+/**
+ * The write arguments `arg` with the fingerprint of the preview the user saw (`previewed` of the `memzoi.preview`
+ * answer `result`): the server then acts on exactly what the diff showed, or refuses (`preview_stale`) when a file
+ * changed since. `arg` as it is when the answer carries none (an older server).
+ */
+export function withPreviewed(arg: Record<string, unknown>, result: unknown): Record<string, unknown> {
+  const previewed = result && typeof result === 'object' ? (result as { previewed?: unknown }).previewed : undefined;
+  return typeof previewed === 'string' && previewed ? { ...arg, previewed } : arg;
+}
+
+/** Whether a refusal's reason code says a file changed since the preview (the flow then offers a new one). */
+export function isStale(code: unknown): boolean {
+  return code === 'preview_stale';
+}
+
 /** One file of a preview: its path, URI and texts (`null`: absent on that side). */
 export interface PreviewFile {
   path: string;

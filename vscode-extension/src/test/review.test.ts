@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { residentRows, residentUsage, usageText } from '../logic/inbox';
 import { contextValue, describeItem, inboxTree } from '../logic/inboxView';
-import { PREVIEW_OF, previewArg, previewFiles, previewUnsupported, reviewQuestion, touchedOf, writeMessage } from '../logic/review';
+import { isStale, PREVIEW_OF, previewArg, previewFiles, previewUnsupported, reviewQuestion, touchedOf, withPreviewed,
+  writeMessage } from '../logic/review';
 
 const ROOT = 'file:///ws';
 const PREVIEW = {
@@ -96,4 +97,15 @@ test('the preview of a resident edit carries its content; a removal its scope an
     { operation: 'approve', uri: 'file:///r/.zuno/RULES.md', content: 'Run make lint.', candidateId: 'mem_1', candidate_id: 'mem_1' });
   assert.deepEqual(previewArg('remove_entry', { scope: 'project', locator: 'lint', actor: 'x' }),
     { operation: 'remove_entry', scope: 'project', locator: 'lint' });
+});
+
+test('the write carries the fingerprint of the preview shown, and a stale refusal is told apart', () => {
+  const arg = { uri: `${ROOT}/.memzoi/proposals/pending/mem_a.md` };
+  assert.deepEqual(withPreviewed(arg, { ...PREVIEW, previewed: 'mzp1.abc' }), { ...arg, previewed: 'mzp1.abc' });
+  assert.deepEqual(withPreviewed(arg, PREVIEW), arg); // an older server: no fingerprint, the write as before
+  assert.deepEqual(withPreviewed(arg, undefined), arg);
+  assert.deepEqual(withPreviewed(arg, { previewed: 42 }), arg);
+  assert.equal(isStale('preview_stale'), true);
+  assert.equal(isStale('unsaved_changes'), false);
+  assert.equal(isStale(undefined), false);
 });

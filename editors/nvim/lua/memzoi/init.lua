@@ -83,7 +83,7 @@ function M.build_arguments(spec, ctx)
     return { ctx.query or '' }
   end
   local arg = vim.empty_dict()
-  for _, k in ipairs({ 'uri', 'change_id', 'mode', 'reason', 'title', 'operation' }) do
+  for _, k in ipairs({ 'uri', 'change_id', 'mode', 'reason', 'title', 'operation', 'previewed' }) do
     if ctx[k] then
       arg[k] = ctx[k]
     end
@@ -92,13 +92,17 @@ function M.build_arguments(spec, ctx)
 end
 
 --- Sends one command to the server (never through `vim.lsp.commands`, which would call our own handler again) and
---- reports the outcome once: an error response as one error notification, a result as one line.
-local function execute(client, bufnr, spec, server_cmd, ctx, on_result)
+--- reports the outcome once: an error response as one error notification, a result as one line. `on_refused(err)`,
+--- when given, is called after a refusal is shown (the review flow offers a new preview when the files changed).
+local function execute(client, bufnr, spec, server_cmd, ctx, on_result, on_refused)
   local params = { command = server_cmd, arguments = M.build_arguments(spec, ctx) }
   client:request('workspace/executeCommand', params, function(err, result)
     if err then
       M.last_error = err
       notify(('%s refused: %s'):format(M.subcommand(spec), err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      if on_refused then
+        on_refused(err)
+      end
       return
     end
     M.last_result = result
@@ -145,8 +149,8 @@ end
 --- `confirm_writes` is on, else after asking for its reason.
 local function run_or_review(client, bufnr, spec, server_cmd, ctx)
   if M.options.confirm_writes and review.PREVIEWABLE[server_cmd] then
-    return review.review(client, bufnr, { command = server_cmd, arg = ctx }, function(cmd, arg)
-      execute(client, bufnr, spec, cmd, arg)
+    return review.review(client, bufnr, { command = server_cmd, arg = ctx }, function(cmd, arg, on_refused)
+      execute(client, bufnr, spec, cmd, arg, nil, on_refused)
     end)
   end
   prompts.with_reason(spec, ctx, function()
@@ -340,8 +344,8 @@ function M.preview(client, bufnr, arg)
   local given = vim.deepcopy(arg)
   given.operation = nil
   local req = { command = command, arg = given }
-  review.review(client, bufnr, req, function(cmd, a)
-    execute(client, bufnr, spec, cmd, a)
+  review.review(client, bufnr, req, function(cmd, a, on_refused)
+    execute(client, bufnr, spec, cmd, a, nil, on_refused)
   end)
 end
 

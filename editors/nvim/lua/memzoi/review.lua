@@ -132,8 +132,15 @@ function X.question(p, result)
   return ui.fit(('%s (%d file%s)? '):format(what, n, n == 1 and '' or 's'))
 end
 
+--- Whether the error response `err` is the server's `preview_stale` refusal (a file changed since the preview).
+function X.is_stale(err)
+  return type(err) == 'table' and type(err.data) == 'table' and err.data.code == 'preview_stale'
+end
+
 --- The review flow of the change `req` = `{command = server command, arg = its argument table}`: ask (once), preview,
---- show, then Apply (runs `run(command, arg)`) or Cancel. `run` sends the real command and reports it.
+--- show, then Apply or Cancel. Apply runs `run(command, arg, on_refused)` with the preview's fingerprint
+--- (`previewed`), so the server acts on exactly what was shown or refuses (`preview_stale`): then the refusal is shown
+--- and a new preview offered. `run` sends the real command and reports it.
 function X.review(client, bufnr, req, run)
   local p = X.PREVIEWABLE[req.command]
   if not p then
@@ -146,7 +153,17 @@ function X.review(client, bufnr, req, run)
       vim.ui.select({ 'Apply', 'Cancel' }, { prompt = X.question(p, result) }, function(choice)
         close(tab)
         if choice == 'Apply' then
-          run(req.command, req.arg)
+          local arg = vim.deepcopy(req.arg)
+          arg.previewed = result.previewed
+          run(req.command, arg, function(err)
+            if X.is_stale(err) then
+              vim.ui.select({ 'Preview again', 'Cancel' }, { prompt = 'The files changed since the preview. ' }, function(again)
+                if again == 'Preview again' then
+                  X.review(client, bufnr, req, run)
+                end
+              end)
+            end
+          end)
         else
           ui.notify(p.label .. ' cancelled; nothing written')
         end

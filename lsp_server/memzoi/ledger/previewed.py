@@ -1,0 +1,100 @@
+"""The fingerprint of a previewed change: the reviewer acts on exactly what the preview showed.
+
+A preview (:func:`memzoi.lifecycle.preview.preview`) is the :class:`ChangePlan` the change itself computes, made
+without writing (:func:`memzoi.ledger.dry_run`). Its fingerprint is the BLAKE3 digest of the before bytes (or the
+absence) of every file the plan writes (``files``) or only reads (``reads``: a supersede proposal's record). The
+editor sends it back with the change (``previewed``); :func:`memzoi.ledger.run_change` recomputes the plan under the
+lifecycle lock and refuses it (``preview_stale``, nothing recorded or written) when any of those files differs from
+what the preview showed: a packet edited on disk after the preview, a target record edited meanwhile, a record
+created or deleted. Every file it then writes is guarded against the same before bytes at the moment of the switch
+(``external_drift``), so no edit slips in between the check and the write.
+
+The fingerprint is an opaque string to clients: ``mzp1.`` then the base64url (no padding) of the canonical JSON of
+``[[path, digest or null], …]`` sorted by path, so the refusal can name the files that changed. A change sent
+without one (an older client, the CLI) runs as before, on the disk's bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+import blake3
+
+from ..judge.pathsafety import shown_path
+from .model import ChangePlan, Purged, Refusal
+
+_PREFIX = "mzp1."
+
+
+def _digest(state: bytes | None | Purged) -> str | None:
+    if state is None:
+        return None
+    if isinstance(state, Purged):
+        return state.digest
+    return blake3.blake3(state).hexdigest()
+
+
+def states(plan: ChangePlan) -> dict[str, str | None]:
+    """``{path: BLAKE3 hex of its before bytes, or None when absent}`` of every file ``plan`` writes or reads."""
+    out = {path: _digest(state) for path, state in plan.reads.items()}
+    out.update({f.path: _digest(f.before) for f in plan.files})
+    return out
+
+
+def fingerprint(plan: ChangePlan) -> str:
+    """The fingerprint of what ``plan`` acts on (see the module docstring): ``mzp1.`` + base64url JSON."""
+    text = json.dumps(sorted(states(plan).items()), separators=(",", ":"), ensure_ascii=False)
+    return _PREFIX + base64.urlsafe_b64encode(text.encode("utf-8", "surrogatepass")).decode("ascii").rstrip("=")
+
+
+def _decode(previewed: str) -> dict[str, str | None]:
+    if not isinstance(previewed, str) or not previewed.startswith(_PREFIX):
+        raise ValueError("not a preview fingerprint")
+    raw = previewed[len(_PREFIX) :]
+    data = base64.b64decode(raw + "=" * (-len(raw) % 4), altchars=b"-_", validate=True)
+    pairs = json.loads(data.decode("utf-8", "surrogatepass"))
+    if not isinstance(pairs, list):
+        raise ValueError("not a preview fingerprint")
+    out: dict[str, str | None] = {}
+    for pair in pairs:
+        path, digest = pair
+        if not isinstance(path, str) or not (digest is None or isinstance(digest, str)):
+            raise ValueError("not a preview fingerprint")
+        out[path] = digest
+    return out
+
+
+def changed_since(plan: ChangePlan, previewed: str) -> list[str]:
+    """The paths whose before state differs between the preview ``previewed`` and ``plan`` (a file in only one of
+    them counts), sorted. Raises :class:`Refusal` (``invalid_arguments``) for a string that is no fingerprint."""
+    try:
+        shown = _decode(previewed)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise Refusal(
+            "invalid_arguments", "`previewed` is not a preview's fingerprint; preview the change again"
+        ) from None
+    now = states(plan)
+    return sorted(p for p in shown.keys() | now.keys() if shown.get(p, "-") != now.get(p, "-"))
+
+
+def check_previewed(plan: ChangePlan, previewed: str | None) -> None:
+    """Refuse ``plan`` when ``previewed`` is given and any file differs from what that preview showed
+    (``preview_stale``, naming the files; nothing is recorded or written). ``None`` checks nothing."""
+    if previewed is None:
+        return
+    changed = changed_since(plan, previewed)
+    if changed:
+        names = ", ".join(shown_path(p) for p in changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
+        raise Refusal(
+            "preview_stale",
+            f"{names}: changed since the preview was shown, so the {plan.operation} was refused and nothing was "
+            "written; review the new preview and decide again",
+            changed[0],
+        )
+
+
+__all__ = ["changed_since", "check_previewed", "fingerprint", "states"]
