@@ -9,6 +9,7 @@ import json
 
 from hypothesis import given, strategies as st
 
+from memzoi.agent import tools
 from memzoi.agent.bounds import BODY_CAP, cut
 
 from .conftest import FACT_ID, write_record
@@ -96,3 +97,23 @@ def test_cut_keeps_whole_characters_under_the_cap(text, cap):
     assert text.startswith(got) and len(got.encode("utf-8")) <= cap
     assert (size, got) == ((None, text) if len(raw) <= cap else (len(raw), got))
     assert size is None or len(got.encode("utf-8")) > cap - 4  # no more than one character is dropped
+
+
+def test_packs_and_prechecks_name_what_they_withheld_and_why(project, home):
+    write_record(
+        project,
+        "warnings/deploy-key",
+        type="warning",
+        title="Deploy key for the auth service",
+        body=f"Sign auth releases with {_token()} only.",
+        applies="src/auth",
+    )
+    session = tools.Session(project, "test-agent", tools.RateLimit(5))
+    texts = [
+        tools.call(session, "precheck_path", {"path": "src/auth/a.ts"}).text,
+        tools.call(session, "build_context_pack", {"task": "sign auth releases", "paths": ["src/auth/a.ts"]}).text,
+    ]
+    for text in texts:
+        last = text.splitlines()[-1]
+        assert last.startswith("Withheld, not usable memory") and "warnings/deploy-key (credential_token)" in last
+        assert _token() not in text and "Sign auth releases" not in text

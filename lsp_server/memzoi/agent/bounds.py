@@ -21,6 +21,15 @@ def withheld(codes: list[str]) -> str:
     return f"[withheld: {', '.join(codes)}]"
 
 
+def withheld_line(items: list[dict[str, Any]]) -> list[str]:
+    """The readable line naming what an answer left out as not usable memory (``{"id", "reasons"}`` each, as
+    :meth:`memzoi.agent.recall.Reader.usable` lists them; never their text), or no line when nothing was."""
+    if not items:
+        return []
+    named = "; ".join(f"{w['id']} ({', '.join(w['reasons'])})" for w in items)
+    return [f"Withheld, not usable memory (`memzoi check` refuses it now; see `memzoi check PATH`): {named}."]
+
+
 def cut(text: str, cap: int = BODY_CAP) -> tuple[str, int | None]:
     """``text`` cut to at most ``cap`` bytes of UTF-8 on a character boundary, and its full size in bytes when it
     was cut (``None`` when it was not). A lone surrogate counts as its three escaped bytes."""
