@@ -167,13 +167,14 @@ class Reader:
         except (ValueError, TypeError):
             return False
 
-    def usable(self, rec: dict[str, Any], withheld: list[dict[str, Any]]) -> bool:
+    def usable(self, rec: dict[str, Any], withheld: list[dict[str, Any]], unsafe: list[str] | None = None) -> bool:
         """Whether the record row may be handed to a model: admitted by the index's current verdict (refreshed on
         entry: ``memzoi check``'s now) and without unsafe findings (:meth:`unsafe`). The one rule of every reader
         that hands memory to a model (search, get, context pack, prechecks, exports). One that is not is appended
         to ``withheld`` as ``{"id", "reasons"}`` (the unsafe codes, or the codes that refused its admission; never
-        its text), so a caller can say what it left out."""
-        unsafe = self.unsafe(rec["path"])
+        its text), so a caller can say what it left out. ``unsafe``: :meth:`unsafe` of the row, when the caller
+        has just read it (search: not read twice)."""
+        unsafe = self.unsafe(rec["path"]) if unsafe is None else unsafe
         if unsafe:
             withheld.append({"id": rec["id"], "reasons": unsafe})
             return False

@@ -45,11 +45,11 @@ def _tags(row: dict[str, Any]) -> list[str]:
     return [str(t) for t in value] if isinstance(value, list) else []
 
 
-def _reasons(r: Reader, row: dict[str, Any]) -> list[str]:
-    """Why a repository record row is not usable memory (:meth:`~memzoi.agent.recall.Reader.usable`, the rule of
-    context packs and ``get_memory``); empty when it is."""
+def _reasons(r: Reader, row: dict[str, Any], unsafe: list[str]) -> list[str]:
+    """Why a repository record row whose unsafe codes are ``unsafe`` is not usable memory
+    (:meth:`~memzoi.agent.recall.Reader.usable`, the rule of context packs and ``get_memory``); empty when it is."""
     held: list[dict[str, Any]] = []
-    return [] if r.usable(row, held) else held[0]["reasons"]
+    return [] if r.usable(row, held, unsafe) else held[0]["reasons"]
 
 
 def _query_terms(query: str, mode: str) -> list[str]:
@@ -119,7 +119,7 @@ def search_memory(
             if (mode == "natural" and cover is None) or (mode == "all_words" and got != set(wanted)):
                 continue
             unsafe = r.unsafe(h.path)
-            reasons = _reasons(r, row) if h.kind == "record" else unsafe
+            reasons = _reasons(r, row, unsafe) if h.kind == "record" else unsafe
             out.append(
                 {  # an unsafe title is withheld too: it can be the attack itself
                     "kind": h.kind,
@@ -194,7 +194,7 @@ def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | No
                 "admitted": bool(row["admitted"]),
                 "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)),
                 "unsafe": unsafe,
-                "reasons": _reasons(r, row),
+                "reasons": _reasons(r, row, unsafe),
                 "tags": _tags(row),
                 "provenance": "git",
                 "score": hit["score"],
