@@ -41,6 +41,11 @@ class SearchHit(_Out):
     )
     excerpt: Str = Field(description="The matching text around the query's words; null when unsafe.")
     unsafe: list[str] = Field(description="Finding codes that make its text unfit for a prompt; empty when safe.")
+    reasons: list[str] = Field(
+        default_factory=list,
+        description="Optional: why it is not usable memory (unsafe codes, or the codes `memzoi check` refuses it "
+        "with now); its title and excerpt are then withheld. Empty when usable.",
+    )
     tags: list[str] = Field(description="Its tags.")
     provenance: Literal["git", "runtime"] = Field(
         description="`git`: the repository; `runtime`: private local memory (Memzoi's recall provenance)."
@@ -67,10 +72,20 @@ class GetOutput(_Out):
 
     kind: Literal["record", "proposal", "local"] = Field(description="Which kind of memory the id named.")
     id: str = Field(description="Its id.")
-    title: str = Field(description="Its title, or `[withheld: codes]` when unsafe and not include_unsafe.")
-    body: str = Field(description="Its text, or `[withheld: codes]` when unsafe and not include_unsafe.")
+    title: str = Field(description="Its title, or `[withheld: reasons]` when withheld.")
+    body: str = Field(description="Its text (at most 256 KiB of UTF-8), or `[withheld: reasons]` when withheld.")
     unsafe: list[str] = Field(description="Finding codes that make its text unfit for a prompt; empty when safe.")
-    withheld: bool = Field(False, description="Optional: true when the title and text were withheld.")
+    reasons: list[str] = Field(
+        default_factory=list,
+        description="Optional: why it is not usable memory (its unsafe codes, or the codes `memzoi check` refuses "
+        "it with now); empty when usable.",
+    )
+    withheld: bool = Field(
+        False, description="Optional: true when the title and text were withheld (it has reasons; not include_unsafe)."
+    )
+    truncated: bool = Field(False, description="Optional: true when the text was cut at 256 KiB of UTF-8.")
+    body_bytes: int | None = Field(None, description="Optional (truncated): the text's full size in UTF-8 bytes.")
+    rest: Str = Field(None, description="Optional (truncated): where to read the text whole.")
     provenance: dict[str, Any] = Field(
         default_factory=dict,
         description="Optional: source, proposal, "

@@ -17,7 +17,8 @@ Each warning has Memzoi's shape ``{id: "warn_<record>", record_id, message: "<ti
 citations, suggested_next_step}``; each citation names its plane (``provenance: git``, ``destination: repo``):
 precheck reads repository records only, so a runtime row is never cited here as repo truth. Records whose text
 carries instruction-like or invisible characters are withheld (listed by id and reason only). A secret in the
-action or command (a token on a command line) is searched for but echoed redacted.
+action or command (a token on a command line) is searched for but echoed redacted. A message is cut at
+:data:`memzoi.agent.bounds.BODY_CAP`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .bounds import cut
 from .recall import GOVERNANCE, NEXT_STEP, PRECHECK_MAX, Reader, applies_of, best_binding, normalize_path
 
 
@@ -96,7 +98,7 @@ def _warning(rec: dict[str, Any], score: int, binding: str | None, lexical: floa
     return {
         "id": f"warn_{rec['id']}",
         "record_id": rec["id"],
-        "message": f"{rec['title']}: {rec['body']}",
+        "message": cut(f"{rec['title']}: {rec['body']}")[0],  # at most BODY_CAP: 25 of them bound the answer
         "severity": GOVERNANCE[rec["type"]][0],
         "path_score": score,
         "lexical": lexical is not None,

@@ -3,8 +3,9 @@
 workspace index as ``memzoi search`` (refreshed first: only changed files are re-read).
 
 Text returned to a model is data, not instructions: a record carrying a ``prompt_injection`` or
-``invisible_character`` finding is marked (``unsafe``) in search results with its title and excerpt withheld, and
-withheld from context packs and prechecks (listed by id and reason code only).
+``invisible_character`` finding, or a detector's error (a secret, personal data), is marked (``unsafe``) in search
+results with its title and excerpt withheld, and withheld from context packs and prechecks (listed by id and reason
+code only). What is usable memory is one rule, :meth:`Reader.usable`; :func:`get_memory` withholds the rest.
 """
 
 from __future__ import annotations
@@ -16,14 +17,21 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..base.findings import CODES
 from ..judge.retention import current_assertion, evaluate_retention, utc_now
 from ..ledger import Refusal
 from ..stores import changefeed
 from ..stores.findlisting import Ahead
 from ..stores.index import Index, IndexUnavailable
+from .bounds import shown_memory
 
-#: Findings that make a record's text unfit to hand to a model.
+#: Findings that make a record's text unfit to hand to a model whatever their severity.
 UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
+#: The detectors' codes (secrets, personal data, transcripts, the two above): at error severity each refuses the
+#: record (``safety-scan[…]``), and its text, redacted as the index holds it, is not memory to hand to a model.
+DETECTOR_CODES = frozenset(c for c, (_, group) in CODES.items() if group == "detector")
+
+
 #: Memory types a precheck reports, with Memzoi's severity and priority (``precheck.rs``).
 GOVERNANCE = {"risk": ("high", 3), "warning": ("warning", 2), "failed_attempt": ("warning", 1)}
 NEXT_STEP = {
@@ -34,9 +42,8 @@ NEXT_STEP = {
 PRECHECK_MAX = 25
 
 
-def withheld(codes: list[str]) -> str:
-    """What stands for a withheld text: ``[withheld: <codes>]``."""
-    return f"[withheld: {', '.join(codes)}]"
+def _refusing_detector(finding: dict[str, Any]) -> bool:
+    return finding["code"] in DETECTOR_CODES and finding["severity"] == 1
 
 
 def _under(path: str, base: str) -> bool:
@@ -146,9 +153,11 @@ class Reader:
         return self.index.db
 
     def unsafe(self, path: str) -> list[str]:
-        """Codes in :data:`UNSAFE_CODES` among the stored findings of ``path``."""
+        """The codes among the stored findings of ``path`` that make its text unfit for a model: those in
+        :data:`UNSAFE_CODES`, and those in :data:`DETECTOR_CODES` at error severity (what ``memzoi check`` refuses)."""
         row = self.db.execute("SELECT findings FROM files WHERE path = ?", (path,)).fetchone()
-        return sorted({f["code"] for f in json.loads(row[0])} & UNSAFE_CODES) if row else []
+        found = json.loads(row[0]) if row else []
+        return sorted({f["code"] for f in found if f["code"] in UNSAFE_CODES or _refusing_detector(f)})
 
     def current(self, rec: dict[str, Any]) -> bool:
         """Whether the record row is a current assertion now (status active and within retention)."""
@@ -158,11 +167,14 @@ class Reader:
         except (ValueError, TypeError):
             return False
 
-    def usable(self, rec: dict[str, Any], withheld: list[dict[str, Any]]) -> bool:
-        """Whether the record row may be handed to a model: admitted and without :data:`UNSAFE_CODES` findings.
-        One that is not is appended to ``withheld`` as ``{"id", "reasons"}`` (the unsafe codes, or the codes that
-        refused its admission; never its text), so a caller can say what it left out."""
-        unsafe = self.unsafe(rec["path"])
+    def usable(self, rec: dict[str, Any], withheld: list[dict[str, Any]], unsafe: list[str] | None = None) -> bool:
+        """Whether the record row may be handed to a model: admitted by the index's current verdict (refreshed on
+        entry: ``memzoi check``'s now) and without unsafe findings (:meth:`unsafe`). The one rule of every reader
+        that hands memory to a model (search, get, context pack, prechecks, exports). One that is not is appended
+        to ``withheld`` as ``{"id", "reasons"}`` (the unsafe codes, or the codes that refused its admission; never
+        its text), so a caller can say what it left out. ``unsafe``: :meth:`unsafe` of the row, when the caller
+        has just read it (search: not read twice)."""
+        unsafe = self.unsafe(rec["path"]) if unsafe is None else unsafe
         if unsafe:
             withheld.append({"id": rec["id"], "reasons": unsafe})
             return False
@@ -255,13 +267,11 @@ def _loads(value: str | None) -> Any:
 
 def get_memory(root: Path, memory_id: str, *, include_unsafe: bool = False) -> dict[str, Any]:
     """One memory by id: a repository record (text and provenance: source, proposal, attestation, retention,
-    current assertion, superseded-by), else a pending packet, else a private local record. The title and text of
-    one with :data:`UNSAFE_CODES` findings (``unsafe``) are withheld (``withheld: true``) unless
-    ``include_unsafe``: search and context packs withhold them too. Raises :class:`Refusal` (``not_found``)."""
-    found = _get_memory(root, memory_id)
-    if found.get("unsafe") and not include_unsafe:
-        found.update(title=withheld(found["unsafe"]), body=withheld(found["unsafe"]), withheld=True)
-    return found
+    current assertion, superseded-by, and ``reasons``: why :meth:`Reader.usable` says it is not usable memory), else
+    a pending packet (``reasons``: its unsafe codes), else a private local record; as
+    :func:`memzoi.agent.bounds.shown_memory` shows it (withheld when it has reasons unless ``include_unsafe``, its
+    text cut at :data:`memzoi.agent.bounds.BODY_CAP`). Raises :class:`Refusal` (``not_found``)."""
+    return shown_memory(_get_memory(root, memory_id), include_unsafe=include_unsafe)
 
 
 def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
@@ -285,6 +295,8 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                 x[0] for x in r.db.execute("SELECT id FROM records WHERE supersedes_id = ? ORDER BY id", (memory_id,))
             ]
             origin = _origin(root, row["proposal_id"])
+            refused: list[dict[str, Any]] = []
+            r.usable(row, refused)
             return {
                 "kind": "record",
                 "id": row["id"],
@@ -299,6 +311,7 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                 "applies_to": applies_of(row),
                 "unsafe": r.unsafe(row["path"]),
                 "admitted": bool(row["admitted"]),
+                "reasons": refused[0]["reasons"] if refused else [],
                 "provenance": {
                     "source": row["source_kind"],
                     "source_ref": row["source_ref"],

@@ -16,8 +16,9 @@ from typing import Any
 from ..safety.redact import scrub
 from ..stores.index import Index
 from ..stores.index_queries import excerpt
+from .bounds import withheld
 from .query import candidates_match, matched, relevant, score, terms
-from .recall import DAMAGED_ROW, Reader, _excerpt, applies_of, best_binding, damaged_row, normalize_path, withheld
+from .recall import DAMAGED_ROW, Reader, _excerpt, applies_of, best_binding, damaged_row, normalize_path
 
 
 class _Refreshed(Reader):
@@ -44,6 +45,13 @@ def _tags(row: dict[str, Any]) -> list[str]:
     return [str(t) for t in value] if isinstance(value, list) else []
 
 
+def _reasons(r: Reader, row: dict[str, Any], unsafe: list[str]) -> list[str]:
+    """Why a repository record row whose unsafe codes are ``unsafe`` is not usable memory
+    (:meth:`~memzoi.agent.recall.Reader.usable`, the rule of context packs and ``get_memory``); empty when it is."""
+    held: list[dict[str, Any]] = []
+    return [] if r.usable(row, held, unsafe) else held[0]["reasons"]
+
+
 def _query_terms(query: str, mode: str) -> list[str]:
     return terms(query) if mode == "natural" else [w.casefold() for w in re.findall(r"\w+", query)[:32]]
 
@@ -67,9 +75,10 @@ def search_memory(
     :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
     must be among the memory's tags) filter; ``mode``: ``natural``, ``all_words`` or ``phrase``
     (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
-    Each hit: ``kind, id, path, title, type, lane, status, current, admitted, excerpt, unsafe, score, tags,
-    provenance`` (``admitted``: the index's current verdict of a repository record, refreshed before the query; a
-    pending packet and a private local record are ``true``)
+    Each hit: ``kind, id, path, title, type, lane, status, current, admitted, excerpt, unsafe, reasons, score,
+    tags, provenance`` (``admitted``: the index's current verdict of a repository record, refreshed before the
+    query; a pending packet and a private local record are ``true``; ``reasons``: why a record is not usable memory,
+    :func:`_reasons`, a packet's unsafe codes, empty when usable)
     (and, with ``rows``, ``row``: the index's stored columns of a repository hit, for ``memzoi search --json``).
     ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories. A
     superseded record's active replacement is returned with it (``successor_of``: the superseded hit's id), see
@@ -110,6 +119,7 @@ def search_memory(
             if (mode == "natural" and cover is None) or (mode == "all_words" and got != set(wanted)):
                 continue
             unsafe = r.unsafe(h.path)
+            reasons = _reasons(r, row, unsafe) if h.kind == "record" else unsafe
             out.append(
                 {  # an unsafe title is withheld too: it can be the attack itself
                     "kind": h.kind,
@@ -124,6 +134,7 @@ def search_memory(
                     "admitted": bool(row.get("admitted", 1)),
                     "excerpt": None if unsafe else _excerpt(h.snippet),
                     "unsafe": unsafe,
+                    "reasons": reasons,
                     "tags": row_tags,
                     "provenance": "git",
                     "score": score(
@@ -183,6 +194,7 @@ def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | No
                 "admitted": bool(row["admitted"]),
                 "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)),
                 "unsafe": unsafe,
+                "reasons": _reasons(r, row, unsafe),
                 "tags": _tags(row),
                 "provenance": "git",
                 "score": hit["score"],
@@ -224,6 +236,7 @@ def _local_hits(
                 "admitted": True,
                 "excerpt": _excerpt(excerpt(rec.title, rec.body, " ".join(wanted))),
                 "unsafe": [],
+                "reasons": [],
                 "tags": rec.tags,
                 "provenance": "runtime",
                 "score": score(0.0, cover, len(matched(wanted, " ".join(rec.tags)))),

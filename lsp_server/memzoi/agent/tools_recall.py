@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..ledger import Refusal
+from .bounds import withheld_line
 from .tooltypes import READ_ONLY, OutputModel, Session, Tool, ToolResult
 
 
@@ -56,6 +57,7 @@ def _precheck_text(data: dict[str, Any], what: str) -> str:
         f"{w['citations'][0]['provenance']}); {w['suggested_next_step']}"
         for w in data["warnings"]
     ]
+    rows += withheld_line(data["withheld"])
     return "\n".join(rows) if rows else f"no warnings, risks or failed attempts apply to this {what}"
 
 
