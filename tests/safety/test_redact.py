@@ -48,7 +48,11 @@ def test_search_and_show_never_print_a_detected_token(tmp_path, monkeypatch, cap
     capsys.readouterr()
     main(["search", "token", "--json"])
     out = capsys.readouterr().out
-    assert token not in out and "rotate" in out.lower()
+    # the hit is listed, its title and excerpt withheld with the reason (a record `check` refuses is no usable
+    # memory: one rule for every reader, agent.recall.Reader.usable)
+    hits = json.loads(out)["records"]
+    assert token not in out and [h["id"] for h in hits] == ["rec-x"]
+    assert hits[0]["title"] == "[withheld: credential_token]" and "rotate" not in out.lower()
     main(["proposals", "show", "p-1", "--json"])
     out = capsys.readouterr().out
     assert token not in out and json.loads(out)["body"]
