@@ -430,6 +430,16 @@ do
   local bbuf = vim.api.nvim_get_current_buf()
   vim.wait(TIMEOUT, function() return #vim.diagnostic.get(bbuf) > 0 end, 20)
   local before = #vim.diagnostic.get(bbuf)
+  -- Its blocked Apply is in the code-action menu with the reason, and picking it runs nothing: it says why.
+  memzoi.last_result, memzoi.last_error, prompts, menus = nil, nil, {}, {}
+  local picked = pick_title
+  pick_title = 'Apply proposal (blocked: *'
+  vim.lsp.buf.code_action()
+  vim.wait(TIMEOUT, function() return memzoi.last_error ~= nil end, 20)
+  result.blocked_menu = { menu = menus[1], error = memzoi.last_error and memzoi.last_error.message,
+    result = memzoi.last_result, prompts = vim.deepcopy(prompts), still_pending = vim.uv.fs_stat(bad) ~= nil }
+  log('blocked menu:', vim.json.encode(result.blocked_menu))
+  pick_title = picked
   vim.cmd.edit(vim.fn.fnameescape(other))
   memzoi.last_result, memzoi.last_error, prompts, answers = nil, nil, {}, { 'lane is not one of Memzoi\'s' }
   client:exec_cmd({ title = 'Reject', command = 'memzoi.reject', arguments = { { uri = vim.uri_from_fname(bad) } } },

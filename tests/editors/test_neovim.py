@@ -304,6 +304,18 @@ def test_inbox_shows_the_server_verdict(nvim_run: dict) -> None:
     ], res["inbox"]
 
 
+def test_a_blocked_action_is_in_the_menu_with_its_reason(nvim_run: dict) -> None:
+    """Neovim's menu cannot show a disabled action: the client asks for them and lists each with its reason;
+    picking one runs nothing and says why (on main the blocked Apply was left out of the menu)."""
+    res, blocked = nvim_run["res"], nvim_run["res"]["blocked_menu"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    titles = [t for t in blocked["menu"] or [] if t.startswith("Apply proposal (blocked: ")]
+    assert len(titles) == 1 and "invalid_value" in titles[0], blocked["menu"]
+    assert blocked["error"].startswith("Apply proposal cannot run: ") and "invalid_value" in blocked["error"]
+    assert blocked.get("result") is None and blocked["prompts"] == [] and blocked["still_pending"] is True
+    assert res["deleted_diagnostics"]["file_gone"] is True  # the reject that follows still works
+
+
 def test_reject_from_the_code_action_menu_asks_the_reason(nvim_run: dict) -> None:
     res, ws = nvim_run["res"], nvim_run["ws"]
     assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr

@@ -37,5 +37,11 @@ return {
   handlers = require('memzoi.sync').handlers(),
   -- Hovers as plain text: Neovim's Markdown view shows backslash escapes literally (`https\://`), and the server
   -- writes plain text for a client that prefers it.
-  capabilities = { textDocument = { hover = { contentFormat = { 'plaintext', 'markdown' } } } },
+  -- Blocked code actions as disabled ones with their reason: lua/memzoi lists each as `Title (blocked: reason)`.
+  capabilities = {
+    textDocument = {
+      hover = { contentFormat = { 'plaintext', 'markdown' } },
+      codeAction = { disabledSupport = true },
+    },
+  },
 }

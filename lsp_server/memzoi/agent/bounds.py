@@ -16,6 +16,17 @@ from typing import Any
 BODY_CAP = 256 * 1024
 
 
+#: The code of a record in an old Memzoi profile: ``memzoi check`` only warns, but current Memzoi refuses the file
+#: ("current-schema-only"), so no answer hands it out as memory; ``memzoi upgrade`` rewrites it.
+LEGACY = "legacy_profile"
+
+
+def upgrade_hint(reasons: list[str], path: str = "PATH") -> str:
+    """What to do about a withheld legacy record (``upgrade it: memzoi upgrade PATH --write``), or ``""`` when
+    ``LEGACY`` is not among ``reasons``."""
+    return f"upgrade it: `memzoi upgrade {path} --write`" if LEGACY in reasons else ""
+
+
 def withheld(codes: list[str]) -> str:
     """What stands for a withheld text: ``[withheld: <codes>]``."""
     return f"[withheld: {', '.join(codes)}]"
@@ -27,7 +38,13 @@ def withheld_line(items: list[dict[str, Any]]) -> list[str]:
     if not items:
         return []
     named = "; ".join(f"{w['id']} ({', '.join(w['reasons'])})" for w in items)
-    return [f"Withheld, not usable memory (`memzoi check` refuses it now; see `memzoi check PATH`): {named}."]
+    legacy = [w["id"] for w in items if LEGACY in w["reasons"]]
+    hint = (
+        f" In an old Memzoi profile, which current Memzoi refuses ({', '.join(legacy)}): {upgrade_hint([LEGACY])}."
+        if legacy
+        else ""
+    )
+    return [f"Withheld, not usable memory (`memzoi check` refuses it now; see `memzoi check PATH`): {named}.{hint}"]
 
 
 def cut(text: str, cap: int = BODY_CAP) -> tuple[str, int | None]:

@@ -23,7 +23,7 @@ from ..ledger import Refusal
 from ..stores import changefeed
 from ..stores.findlisting import Ahead
 from ..stores.index import Index, IndexUnavailable
-from .bounds import shown_memory
+from .bounds import LEGACY, shown_memory
 
 #: Findings that make a record's text unfit to hand to a model whatever their severity.
 UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
@@ -173,15 +173,18 @@ class Reader:
         that hands memory to a model (search, get, context pack, prechecks, exports). One that is not is appended
         to ``withheld`` as ``{"id", "reasons"}`` (the unsafe codes, or the codes that refused its admission; never
         its text), so a caller can say what it left out. ``unsafe``: :meth:`unsafe` of the row, when the caller
-        has just read it (search: not read twice)."""
+        has just read it (search: not read twice). A legacy record (``legacy_profile``, a warning in ``memzoi check``)
+        is withheld too: current Memzoi refuses the file until it is upgraded (reference §0, "current-schema-only")."""
         unsafe = self.unsafe(rec["path"]) if unsafe is None else unsafe
         if unsafe:
             withheld.append({"id": rec["id"], "reasons": unsafe})
             return False
-        if not rec["admitted"]:
-            row = self.db.execute("SELECT refusals FROM files WHERE path = ?", (rec["path"],)).fetchone()
-            reasons = sorted(set(json.loads(row[0]))) if row and row[0] else []
-            withheld.append({"id": rec["id"], "reasons": reasons or ["not_admitted"]})
+        row = self.db.execute("SELECT refusals, findings FROM files WHERE path = ?", (rec["path"],)).fetchone()
+        reasons = set(json.loads(row[0])) if row and row[0] and not rec["admitted"] else set()
+        if row and LEGACY in row[1]:  # the JSON text names the code only as a finding's code
+            reasons |= {f["code"] for f in json.loads(row[1]) if f["code"] == LEGACY}
+        if reasons or not rec["admitted"]:
+            withheld.append({"id": rec["id"], "reasons": sorted(reasons) or ["not_admitted"]})
             return False
         return True
 

@@ -395,6 +395,12 @@ function M.client_commands()
       M.resident_decide(client, bufnr, verb, arg)
     end)
   end
+  -- A blocked action (see M.show_disabled): picking it only says why it cannot run.
+  handlers['memzoi.blocked'] = function(command)
+    local arg = (command.arguments or {})[1] or {}
+    M.last_error = { message = (arg.title or 'action') .. ' cannot run: ' .. (arg.reason or '?') }
+    notify(M.last_error.message, vim.log.levels.WARN)
+  end
   -- An informational lens (the resident file's cap usage) has an empty command: running it does nothing.
   handlers[''] = function() end
   -- The resident files' code lens "N pending candidates: Review" opens them in the quickfix list.
@@ -402,6 +408,40 @@ function M.client_commands()
     M.resident(client, bufnr, '')
   end)
   return handlers
+end
+
+--- Neovim's code-action menu has no disabled entries (it would run one), so the client asks the server for them
+--- (`codeAction.disabledSupport`, lsp/memzoi.lua) and this turns each into a menu entry titled with why it is
+--- blocked, `Title (blocked: reason)`, whose command (`memzoi.blocked`) only shows the reason. Wraps the
+--- client's `request` once, for `textDocument/codeAction` answers only.
+function M.show_disabled(client)
+  if client._memzoi_disabled then
+    return
+  end
+  client._memzoi_disabled = true
+  local request = client.request
+  local function wrapped(self, method, params, handler, bufnr)
+    if method == 'textDocument/codeAction' and handler then
+      local inner = handler
+      handler = function(err, result, ...)
+        for i, a in ipairs(type(result) == 'table' and result or {}) do
+          if type(a) == 'table' and type(a.disabled) == 'table' then
+            local reason = tostring(a.disabled.reason or '')
+            result[i] = { title = a.title .. ' (blocked: ' .. reason .. ')', kind = a.kind,
+              command = 'memzoi.blocked', arguments = { { title = a.title, reason = reason } } }
+          end
+        end
+        return inner(err, result, ...)
+      end
+    end
+    return request(self, method, params, handler, bufnr)
+  end
+  client.request = function(first, ...) -- client:request(...), or the deprecated client.request(...)
+    if first == client then
+      return wrapped(client, ...)
+    end
+    return wrapped(client, first, ...)
+  end
 end
 
 --- Creates the global `:Memzoi` command (once) and takes `opts` (`{confirm_writes = bool}`, see `M.options`). The
@@ -415,6 +455,15 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('Memzoi', function(opts)
     M.dispatch(opts.args)
   end, { nargs = '+', complete = M.complete, desc = 'Memzoi: :Memzoi {subcommand} [args] (see :Memzoi <Tab>)' })
+  -- On attach, whatever on_attach or on_init the user sets.
+  vim.api.nvim_create_autocmd('LspAttach', {
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if client and client.name == 'memzoi' then
+        M.show_disabled(client)
+      end
+    end,
+  })
 end
 
 return M
