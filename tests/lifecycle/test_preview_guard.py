@@ -150,3 +150,62 @@ def test_unsaved_tells_a_change_on_disk_from_unsaved_edits(tmp_path: Path):
     assert both is not None and "unsaved edits" in both and "also changed on disk" in both
     assert "save or revert" not in both
     assert unsaved(f, "x", is_open=True, edited=False, disk_changed=False) is not None  # opened unlike the disk
+
+
+def _artifacts(repo: Path, body: str) -> tuple[dict, dict, dict]:
+    """A consistent (candidate, plan, decision) set for a new record whose body is ``body``."""
+    from memzoi.lifecycle.materialize import derive_decision, derive_plan
+    from memzoi.lifecycle.materialize_candidate import build_candidate
+
+    from .. import builders
+
+    text = builders.record(
+        "lint-with-ruff", type="preference", title="Lint with ruff", timestamp="2026-07-06T00:00:00Z",
+        confidence=0.9, tags=["style"], description=None, body=body,
+    )  # fmt: skip
+    candidate = build_candidate(repo, text)
+    plan = derive_plan(candidate)
+    return candidate, plan, derive_decision(plan, "2026-07-07T00:00:00Z")
+
+
+def test_materialize_refuses_another_consistent_artifact_set_than_the_preview_showed(repo: Path):
+    from memzoi.lifecycle.materialize import materialize_apply
+
+    shown_set = _artifacts(repo, "Lint with ruff.")
+    swapped = _artifacts(repo, "Lint with ruff.\n\nEVIL UNREVIEWED LINE: disable lint in CI.")
+    shown = preview(repo, "materialize", actor="alice", artifacts=shown_set)
+    assert "EVIL" not in shown["files"][0]["after"]
+    rel = shown["files"][0]["path"]
+    err = _refused_stale(
+        repo, lambda: materialize_apply(repo, *swapped, actor="alice", previewed=shown["previewed"]), "candidate"
+    )
+    assert not (repo / rel).exists()
+    for what in ("materialization plan", "materialization decision", f"the text it writes to {rel}"):
+        assert what in err.message
+    assert "\0" not in err.message and err.path is None  # no file changed: the artifacts did
+    # a new decision time alone is another decision than the one shown
+    from memzoi.lifecycle.materialize import derive_decision
+
+    redecided = (*shown_set[:2], derive_decision(shown_set[1], "2026-07-08T00:00:00Z"))
+    _refused_stale(
+        repo, lambda: materialize_apply(repo, *redecided, actor="alice", previewed=shown["previewed"]), "decision"
+    )
+    # the set the preview showed applies, and writes what it showed
+    result = materialize_apply(repo, *shown_set, actor="alice", source="editor", previewed=shown["previewed"])
+    assert result.status == "applied" and (repo / rel).read_text() == shown["files"][0]["after"]
+
+
+def test_decides_entries_count_and_are_named_by_their_label():
+    base = ChangePlan("materialize", [FileChange("a.md", None, b"x")], decides={"the candidate": "1"})
+    assert changed_since(base, fingerprint(base)) == []
+    other = ChangePlan("materialize", [FileChange("a.md", None, b"x")], decides={"the candidate": "2"})
+    with pytest.raises(Refusal) as err:
+        check_previewed(other, fingerprint(base))
+    assert err.value.message.startswith("the candidate: changed") and err.value.path is None
+    # an older preview without the entry is stale too (it did not cover what decides the write)
+    assert changed_since(other, fingerprint(_plan({"a.md": None}))) == ["\0the candidate"]
+    # a file that changed is named first and is the refusal's path
+    edited = ChangePlan("materialize", [FileChange("a.md", b"now", b"x")], decides={"the candidate": "2"})
+    with pytest.raises(Refusal) as err:
+        check_previewed(edited, fingerprint(base))
+    assert err.value.path == "a.md" and err.value.message.startswith("a.md, the candidate: changed")

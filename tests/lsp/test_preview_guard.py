@@ -120,3 +120,51 @@ async def test_a_buffer_opened_unlike_the_untouched_disk_is_unsaved(git_workspac
     refused = await refusal(execute(client, "memzoi.apply", uri=uri))
     assert refused["code"] == "unsaved_changes" and "save or revert" in refused["message"], refused
     assert "changed on disk" not in refused["message"]
+
+
+def _artifact_set(root: Path, folder: Path, draft: str) -> Path:
+    """Write a consistent candidate / plan / decision set for ``draft`` in ``folder`` (outside the project, as
+    ``memzoi materialize candidate|plan|decide`` would); returns the candidate's path."""
+    import json
+
+    from memzoi.lifecycle.materialize import derive_decision, derive_plan
+    from memzoi.lifecycle.materialize_candidate import build_candidate
+
+    folder.mkdir(parents=True, exist_ok=True)
+    candidate = build_candidate(root, draft)
+    plan = derive_plan(candidate)
+    for name, value in (
+        ("m", candidate),
+        ("m.plan", plan),
+        ("m.decision", derive_decision(plan, "2026-07-07T00:00:00Z")),
+    ):
+        (folder / f"{name}.json").write_text(json.dumps(value, indent=2) + "\n")
+    return folder / "m.json"
+
+
+async def test_materialize_after_the_artifacts_were_replaced_is_refused(git_workspace: Path, tmp_path: Path, client):
+    from .conftest import record_text
+
+    root = git_workspace
+    draft = record_text("lint-with-ruff", "Lint with ruff")
+    shown_at = _artifact_set(root, tmp_path / "matA", draft)
+    other = _artifact_set(root, tmp_path / "matB", draft + "\nEVIL UNREVIEWED LINE: disable lint in CI.\n")
+    uri = shown_at.as_uri()
+    planned = await execute(client, "memzoi.preview", uri=uri, operation="materialize")
+    [shown] = planned["files"]
+    assert "EVIL" not in shown["after"]
+    kept = {p.name: p.read_bytes() for p in shown_at.parent.iterdir()}
+    for name in kept:  # another consistent set copied over the previewed one
+        (shown_at.parent / name).write_bytes((other.parent / name).read_bytes())
+    before = snapshot(root)
+    refused = await refusal(execute(client, "memzoi.materialize", uri=uri, previewed=planned["previewed"]))
+    assert refused["code"] == "preview_stale", refused
+    assert "materialization candidate" in refused["message"] and "review the new preview" in refused["message"]
+    assert snapshot(root) == before and not (root / shown["path"]).exists()  # nothing written
+    assert await execute(client, "memzoi.history") == []  # nothing ledgered
+    # the set the preview showed, put back, applies and writes exactly what was shown
+    for name, data in kept.items():
+        (shown_at.parent / name).write_bytes(data)
+    result = await execute(client, "memzoi.materialize", uri=uri, previewed=planned["previewed"])
+    assert result["status"] == "applied", result
+    assert (root / shown["path"]).read_text() == shown["after"]

@@ -148,6 +148,9 @@ class ChangePlan:
     #: Files the change reads but does not write, with the bytes it read (``None``: absent): a preview's
     #: fingerprint covers them too (:mod:`.previewed`).
     reads: dict[str, bytes | None] = field(default_factory=dict)
+    #: What else decides the write, from outside the project's files (a materialization's three artifacts, the
+    #: text it writes): ``{label: digest}``, covered by a preview's fingerprint too (:mod:`.previewed`).
+    decides: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -2,15 +2,17 @@
 
 A preview (:func:`memzoi.lifecycle.preview.preview`) is the :class:`ChangePlan` the change itself computes, made
 without writing (:func:`memzoi.ledger.dry_run`). Its fingerprint is the BLAKE3 digest of the before bytes (or the
-absence) of every file the plan writes (``files``) or only reads (``reads``: a supersede proposal's record). The
-editor sends it back with the change (``previewed``); :func:`memzoi.ledger.run_change` recomputes the plan under the
+absence) of every file the plan writes (``files``) or only reads (``reads``: a supersede proposal's record), and
+of what else decides the write from outside the project (``decides``: a materialization's candidate, plan and
+decision, which live beside the project, and the record text they make). The editor sends it back with the change (``previewed``); :func:`memzoi.ledger.run_change` recomputes the plan under the
 lifecycle lock and refuses it (``preview_stale``, nothing recorded or written) when any of those files differs from
 what the preview showed: a packet edited on disk after the preview, a target record edited meanwhile, a record
-created or deleted. Every file it then writes is guarded against the same before bytes at the moment of the switch
+created or deleted, a materialization's artifacts replaced by another consistent set. Every file it then writes is guarded against the same before bytes at the moment of the switch
 (``external_drift``), so no edit slips in between the check and the write.
 
 The fingerprint is an opaque string to clients: ``mzp1.`` then the base64url (no padding) of the canonical JSON of
-``[[path, digest or null], …]`` sorted by path, so the refusal can name the files that changed. A change sent
+``[[path, digest or null], …]`` sorted by path, so the refusal can name the files that changed (a ``decides``
+label is keyed with a leading NUL, which no path holds). A change sent
 without one (an older client, the CLI) runs as before, on the disk's bytes.
 """
 
@@ -26,6 +28,8 @@ from ..judge.pathsafety import shown_path
 from .model import ChangePlan, Purged, Refusal
 
 _PREFIX = "mzp1."
+#: Keys ``decides`` labels apart from paths: no file path holds a NUL.
+_LABEL = "\0"
 
 
 def _digest(state: bytes | None | Purged) -> str | None:
@@ -37,10 +41,16 @@ def _digest(state: bytes | None | Purged) -> str | None:
 
 
 def states(plan: ChangePlan) -> dict[str, str | None]:
-    """``{path: BLAKE3 hex of its before bytes, or None when absent}`` of every file ``plan`` writes or reads."""
+    """``{path: BLAKE3 hex of its before bytes, or None when absent}`` of every file ``plan`` writes or reads, and
+    ``{NUL + label: digest}`` of what else decides its write (``plan.decides``)."""
     out = {path: _digest(state) for path, state in plan.reads.items()}
     out.update({f.path: _digest(f.before) for f in plan.files})
+    out.update({_LABEL + label: digest for label, digest in plan.decides.items()})
     return out
+
+
+def _shown(key: str) -> str:
+    return key[len(_LABEL) :] if key.startswith(_LABEL) else shown_path(key)
 
 
 def fingerprint(plan: ChangePlan) -> str:
@@ -67,8 +77,9 @@ def _decode(previewed: str) -> dict[str, str | None]:
 
 
 def changed_since(plan: ChangePlan, previewed: str) -> list[str]:
-    """The paths whose before state differs between the preview ``previewed`` and ``plan`` (a file in only one of
-    them counts), sorted. Raises :class:`Refusal` (``invalid_arguments``) for a string that is no fingerprint."""
+    """The keys (paths, NUL + ``decides`` labels) whose state differs between the preview ``previewed`` and
+    ``plan`` (a key in only one of them counts), sorted. Raises :class:`Refusal` (``invalid_arguments``) for a
+    string that is no fingerprint."""
     try:
         shown = _decode(previewed)
     except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
@@ -80,20 +91,22 @@ def changed_since(plan: ChangePlan, previewed: str) -> list[str]:
 
 
 def check_previewed(plan: ChangePlan, previewed: str | None) -> None:
-    """Refuse ``plan`` when ``previewed`` is given and any file differs from what that preview showed
-    (``preview_stale``, naming the files; nothing is recorded or written). ``None`` checks nothing."""
+    """Refuse ``plan`` when ``previewed`` is given and any file (or ``decides`` entry) differs from what that
+    preview showed (``preview_stale``, naming them; nothing is recorded or written). ``None`` checks nothing."""
     if previewed is None:
         return
     changed = changed_since(plan, previewed)
     if changed:
-        names = ", ".join(shown_path(p) for p in changed[:5]) + (
+        # the files first: the refusal's path is a file when one changed
+        changed.sort(key=lambda k: k.startswith(_LABEL))
+        names = ", ".join(_shown(p) for p in changed[:5]) + (
             f" and {len(changed) - 5} more" if len(changed) > 5 else ""
         )
         raise Refusal(
             "preview_stale",
             f"{names}: changed since the preview was shown, so the {plan.operation} was refused and nothing was "
             "written; review the new preview and decide again",
-            changed[0],
+            None if changed[0].startswith(_LABEL) else changed[0],
         )
 
 

@@ -21,6 +21,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import blake3
 from pydantic import ValidationError
 
 from ..base.nesting import json_too_deep, nesting_message
@@ -28,7 +29,8 @@ from ..base.runtime import git_env
 from ..judge.analysis import Analysis, analyze_text, record_id_of
 from ..judge.attestation import attest
 from ..judge.attestation_block import SAFETY_CONTRACT
-from ..judge.revision import domain_id, record_revision
+from ..judge.pathsafety import shown_path
+from ..judge.revision import canonical_json, domain_id, record_revision
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change
 from ..models import RecordFrontmatter
 from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
@@ -185,6 +187,8 @@ def plan_materialize(
     if current == new:
         raise Refusal("already_current", f"{rel} already holds exactly this attested record", rel)
     _check_precondition(model, rel, rid, cur)
+    # A re-attestation makes its artifacts from the record (whose bytes a preview covers) at the current second.
+    decides = _decides(rel, new, candidate, plan, decision) if operation == "materialize" else {}
     return ChangePlan(
         operation,
         [FileChange(rel, current, new)],
@@ -198,7 +202,18 @@ def plan_materialize(
             "decision_id": decision["decision_id"],
             "revision": block["revision"]["revision_hash"],
         },
+        decides=decides,
     )
+
+
+def _decides(rel: str, new: bytes, *artifacts: dict[str, Any]) -> dict[str, str]:
+    """What a preview's fingerprint covers beyond the record's before bytes: the three artifacts, which live
+    outside the project and decide the write, and the record text they make (:mod:`memzoi.ledger.previewed`).
+    Another consistent set swapped in after the preview is then ``preview_stale``, not an unreviewed write."""
+    names = ("the materialization candidate", "the materialization plan", "the materialization decision")
+    out = {name: blake3.blake3(canonical_json(a)).hexdigest() for name, a in zip(names, artifacts, strict=True)}
+    out[f"the text it writes to {shown_path(rel)}"] = blake3.blake3(new).hexdigest()
+    return out
 
 
 def _checked_artifacts(

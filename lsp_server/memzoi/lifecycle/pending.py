@@ -2,8 +2,10 @@
 the agent's ``list_pending`` tool and the editor's Memory Inbox build their rows here, each from the packet's
 verdict and the one can-apply rule (:mod:`memzoi.lifecycle.readiness`), so they say the same of the same packet.
 
-A row never carries secret text: a packet whose content detectors fire anywhere (a credential, personal data)
-has its title withheld, since the title may be where the secret is, and every other text field is passed
+A row never carries secret text: a packet whose content detectors fire anywhere (a credential, personal data,
+an invisible character, a prompt injection) has its title withheld, since the title may be where the secret or the
+hostile text is; the row names the codes why, and says the packet holds a secret only when one of them is a secret
+code. Every other text field is passed
 through :func:`memzoi.safety.redact.scrub`. Ids and paths are shown as :mod:`memzoi.judge.pathsafety` shows them (a
 file named after a credential is Memzoi's ``<redacted-path:…>``).
 """
@@ -24,7 +26,7 @@ from ..judge.pathsafety import shown_id, shown_path
 from ..judge.workspace import walk
 from ..ledger import Refusal
 from ..ledger.view import LedgerView
-from ..safety.redact import scrub
+from ..safety.redact import SECRET_CODES, scrub
 from .layout import PENDING
 from .propose import proposal_origin
 from .readiness import Readiness, packet_readiness
@@ -39,9 +41,10 @@ def _scrubbed(value: str | None) -> str | None:
     return scrub(value) if value is not None else None
 
 
-def holds_secret(findings: Iterable[Finding]) -> bool:
-    """Whether a content detector fired on the packet (its text may hold a secret or personal data)."""
-    return any(CODES.get(f.code, (None, ""))[1] == "detector" for f in findings)
+def detector_codes(findings: Iterable[Finding]) -> tuple[str, ...]:
+    """The codes of the content detectors that fired on the packet, sorted and once each: why its title is
+    withheld (a credential, personal data, but also an invisible character or a prompt injection)."""
+    return tuple(sorted({f.code for f in findings if CODES.get(f.code, (None, ""))[1] == "detector"}))
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ class PendingPacket:
     proposed_at: str | None
     readiness: Readiness
     title_withheld: bool = False
+    #: The detector codes that withheld the title (:func:`detector_codes`), empty when it is shown.
+    withheld_for: tuple[str, ...] = ()
     reason: str | None = None
     confidence: str | None = None
     paths: tuple[str, ...] = ()
@@ -72,9 +77,12 @@ class PendingPacket:
 
     @property
     def shown_title(self) -> str:
-        """The title, or why there is none to show."""
+        """The title, or why there is none to show: the detector codes that withheld it (never its text), with
+        "the packet holds a secret" only when a secret or personal-data code (:data:`SECRET_CODES`) is one."""
         if self.title_withheld:
-            return "(title withheld: the packet holds a secret)"
+            codes = ", ".join(self.withheld_for) or "a content detector fired"
+            secret = any(c in SECRET_CODES for c in self.withheld_for) or not self.withheld_for
+            return f"(title withheld: {'the packet holds a secret: ' if secret else ''}{codes})"
         return self.title or "(no title)"
 
     def to_json(self) -> dict[str, Any]:
@@ -91,6 +99,7 @@ class PendingPacket:
             "proposed_by": self.proposed_by,
             "proposed_at": self.proposed_at,
             "title_withheld": self.title_withheld,
+            "title_withheld_for": list(self.withheld_for),
             "can_apply": r.can_apply,
             "blocked_by": r.codes(),
             "statement": r.statement(),
@@ -131,7 +140,8 @@ def pending_packet(
         rel = path.relative_to(root).as_posix()
     except ValueError:
         rel = path.name
-    secret = holds_secret(found) or holds_secret(analysis.findings)
+    withheld_for = detector_codes([*found, *analysis.findings])
+    secret = bool(withheld_for)
     superseded = fm.supersedes_list
     scope = fm.packet_scope
     paths = (
@@ -163,6 +173,7 @@ def pending_packet(
         proposed_at=_scrubbed(block.proposed_at),
         readiness=readiness,
         title_withheld=secret,
+        withheld_for=withheld_for,
     )
 
 
