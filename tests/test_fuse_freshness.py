@@ -111,8 +111,9 @@ def test_every_surface_sees_the_edit_on_a_ctime_from_mtime_mount(mounted, capsys
     plant_keeping_the_stat(path)
     assert "credential_token" in reported(capsys, path)
     assert missed(mounted) == {"beta.md"}
+    # the index judged the new text: a record refused for a secret is withheld (title and body), never its token
     hit = cli_records(capsys, mounted, "beta")["beta"]
-    assert "[redacted]" in hit["body"] and token() not in str(hit)  # the index holds the new text, redacted
+    assert hit["title"] == "[withheld: credential_token]" and hit["body"] is None and token() not in str(hit)
     assert token() not in str(agent_hits(mounted, "beta"))
     got = recall.get_memory(mounted, "beta")
-    assert "[redacted]" in got["body"] and token() not in str(got)
+    assert got["withheld"] and "credential_token" in got["reasons"] and token() not in str(got)
