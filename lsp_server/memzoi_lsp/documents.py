@@ -268,7 +268,7 @@ class Documents:
             text = doc.source
             # the editor's text, with the byte findings of its file on disk (what check reads: promise 3)
             disk = self._disk.get(key)
-            digest = b"t" + blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()
+            digest = b"t" + _text_digest(text)
             digest += disk.revision.encode() if disk is not None else b""
             analysis = self._cached(key, digest, lambda: editor_analysis(analyze_text(text, path), path, disk))
             return Snapshot(doc.uri, path, text, doc.version, True, analysis)

@@ -42,8 +42,11 @@ NEXT_STEP = {
 PRECHECK_MAX = 25
 
 
-def _refusing_detector(finding: dict[str, Any]) -> bool:
-    return finding["code"] in DETECTOR_CODES and finding["severity"] == 1
+def _unsafe_of(found: list[dict[str, Any]]) -> list[str]:
+    """The codes of the stored findings ``found`` that make a text unfit for a model (:meth:`Reader.unsafe`)."""
+    return sorted(
+        {f["code"] for f in found if f["code"] in UNSAFE_CODES or f["code"] in DETECTOR_CODES and f["severity"] == 1}
+    )
 
 
 def _under(path: str, base: str) -> bool:
@@ -156,8 +159,7 @@ class Reader:
         """The codes among the stored findings of ``path`` that make its text unfit for a model: those in
         :data:`UNSAFE_CODES`, and those in :data:`DETECTOR_CODES` at error severity (what ``memzoi check`` refuses)."""
         row = self.db.execute("SELECT findings FROM files WHERE path = ?", (path,)).fetchone()
-        found = json.loads(row[0]) if row else []
-        return sorted({f["code"] for f in found if f["code"] in UNSAFE_CODES or _refusing_detector(f)})
+        return _unsafe_of(json.loads(row[0]) if row else [])
 
     def current(self, rec: dict[str, Any]) -> bool:
         """Whether the record row is a current assertion now (status active and within retention)."""
@@ -169,17 +171,17 @@ class Reader:
 
     def usable(self, rec: dict[str, Any], withheld: list[dict[str, Any]], unsafe: list[str] | None = None) -> bool:
         """Whether the record row may be handed to a model: admitted by the index's current verdict (refreshed on
-        entry: ``memzoi check``'s now) and without unsafe findings (:meth:`unsafe`). The one rule of every reader
-        that hands memory to a model (search, get, context pack, prechecks, exports). One that is not is appended
-        to ``withheld`` as ``{"id", "reasons"}`` (the unsafe codes, or the codes that refused its admission; never
-        its text), so a caller can say what it left out. ``unsafe``: :meth:`unsafe` of the row, when the caller
-        has just read it (search: not read twice). A legacy record (``legacy_profile``, a warning in ``memzoi check``)
-        is withheld too: current Memzoi refuses the file until it is upgraded (reference §0, "current-schema-only")."""
-        unsafe = self.unsafe(rec["path"]) if unsafe is None else unsafe
+        entry: ``memzoi check``'s now), without unsafe findings (:meth:`unsafe`) and not legacy (``legacy_profile``,
+        a warning in ``memzoi check``: current Memzoi refuses the file until it is upgraded, reference §0). The one
+        rule of every reader that hands memory to a model (search, get, context pack, prechecks, exports). One that
+        is not is appended to ``withheld`` as ``{"id", "reasons"}`` (never its text). ``unsafe``: :meth:`unsafe` of
+        the row when the caller has it (search); else it comes from the same one read of the row."""
+        row = self.db.execute("SELECT refusals, findings FROM files WHERE path = ?", (rec["path"],)).fetchone()
+        if unsafe is None:
+            unsafe = _unsafe_of(json.loads(row[1]) if row and row[1] else [])
         if unsafe:
             withheld.append({"id": rec["id"], "reasons": unsafe})
             return False
-        row = self.db.execute("SELECT refusals, findings FROM files WHERE path = ?", (rec["path"],)).fetchone()
         reasons = set(json.loads(row[0])) if row and row[0] and not rec["admitted"] else set()
         if row and LEGACY in row[1]:  # the JSON text names the code only as a finding's code
             reasons |= {f["code"] for f in json.loads(row[1]) if f["code"] == LEGACY}
