@@ -31,6 +31,9 @@
   (cl-labels ((put (k v) (setq report (plist-put report k v)))
               (finish (rc)
                 (with-temp-file out (insert (json-encode report)))
+                ;; a server may still be talking (a second project's configuration request): its output, read
+                ;; while Emacs exits, must not reach a filter that replies on a pipe being closed
+                (dolist (p (process-list)) (set-process-filter p #'ignore) (set-process-sentinel p #'ignore))
                 (kill-emacs rc))
               (fail (msg)
                 (put :error msg)
