@@ -10,8 +10,11 @@ re-index and ``window/showDocument`` after the change). Results are the CLI's ``
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
 
 from . import refusal
 from .commandids import APPLY, HISTORY, REATTEST, RECONCILE, RECOVER, REJECT, ROUTE_LOCAL, SUPERSEDE, TOMBSTONE, UNDO
@@ -28,12 +31,15 @@ from .commanding import (
     target_path,
 )
 from .documents import path_to_uri
+from .notifications import notify
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .session import CommandSession
 
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeResult
+
+log = logging.getLogger("memzoi_lsp.lifecycle")
 
 
 def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
@@ -220,6 +226,29 @@ async def reattest(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
         root,
         lambda: core_reattest(root, str(path), actor=actor, source="editor", reason=reason, previewed=previewed),
     )
+
+
+async def reconcile_on_start(ls: CommandSession, root: Path) -> None:
+    """As the server starts on the project at ``root``: reconcile the changes a dead process left in flight
+    (:func:`memzoi.ledger.reconcile_at_start`, off the loop; never replays) and re-diagnose the project's files when
+    one was settled, so an ``uncertain`` change shows as ``ledger_uncertain`` without a command. A damaged ledger is
+    said once, in a warning naming what to run; the hover and the history view say it again where they need it."""
+    from memzoi.base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
+    from memzoi.ledger import Refusal, reconcile_at_start  # noqa: PLC0415 lazy: start-up
+
+    try:
+        settled = await asyncio.get_running_loop().run_in_executor(None, reconcile_at_start, root)
+    except (Refusal, RuntimeStateError) as err:
+        text = shown_for_projects(f"Memzoi: {err.message}", [root])
+        log.warning("%s", text)
+        if isinstance(err, RuntimeStateError) and err.code == "corrupt_database" and not ls.stopping:
+            notify(ls, types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=types.MessageType.Warning, message=text))
+        return
+    for r in settled or ():
+        log.info("change %s: %s -> %s (reconciled as the server started)", r.change_id, r.previous, r.status)
+    if settled and not ls.stopping and ls.projects.get(root) is not None:
+        ls.process_disk([root / ".memzoi"])
 
 
 HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, recover, history, reconcile]

@@ -16,8 +16,9 @@ CHANGED = "memzoi/changed"
 INBOX_CHANGED = "memzoi/inboxChanged"
 
 
-def notify(ls: Notifier, method: str, params: dict[str, Any]) -> None:
-    """Send a server notification unless the session is ending."""
+def notify(ls: Notifier, method: str, params: Any) -> None:
+    """Send a server notification (``params``: a JSON object, or an lsprotocol type) unless the session is
+    ending."""
     if ls.stopping:
         return
     try:

@@ -382,8 +382,9 @@ class MemzoiServer(LanguageServer):
         return project
 
     def _start_project(self, project: Project) -> None:
-        """Scan ``project`` in the background (with the resident reconciliation of its root), then watch it."""
-        self.scanning.start(project, resident.reconcile_on_start(project.root), then=self.watching.after_scan(project))
+        """Scan ``project`` in the background (beside the ledger's and the resident reconciliation), then watch it."""
+        also = (lifecycle.reconcile_on_start(self, project.root), resident.reconcile_on_start(project.root))
+        self.scanning.start(project, *also, then=self.watching.after_scan(project))
 
 
 def create_server() -> MemzoiServer:

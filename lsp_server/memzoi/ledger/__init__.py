@@ -23,8 +23,8 @@ Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored stat
 database and path helpers), :mod:`.writer` (run and undo), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view` (cached per-file facts).
 
 Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
-Reconciliation (:func:`reconcile`, run before every change and by ``memzoi reconcile``) classifies in-flight
-changes left by a dead process by comparing the files with the snapshots (Zuno ``MemoryService::reconcile``):
+Reconciliation (:func:`reconcile`, run before every change, by ``memzoi reconcile`` and as the language server
+starts on a project: :func:`reconcile_at_start`) classifies in-flight changes left by a dead process by comparing the files with the snapshots (Zuno ``MemoryService::reconcile``):
 
 =============  ==================  ============
 in flight      files equal         new status
@@ -69,7 +69,7 @@ from .model import (
     Refusal,
 )
 from .previewed import fingerprint as preview_fingerprint
-from .reconcile import reconcile
+from .reconcile import reconcile, reconcile_at_start
 from .recovery import recover
 from .store import Ledger, cached_runtime_dir, now_utc, read_file_state, safe_path, set_fault_hook
 from .view import FileLedger, LedgerView
@@ -103,6 +103,7 @@ __all__ = [
     "now_utc",
     "read_file_state",
     "reconcile",
+    "reconcile_at_start",
     "recover",
     "run_change",
     "safe_path",

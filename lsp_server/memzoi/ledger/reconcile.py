@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..base.fsutil import read_state, temp_pattern
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from ..base.runtime import LEDGER_DB
 from .model import RECONCILED, FileChange, Reconciled, Refusal
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
 
@@ -80,3 +81,29 @@ def reconcile(project_root: str | os.PathLike[str], *, lock_timeout: float = DEF
                 return _reconcile_locked(root, ledger, conn)
     except LockBusy as err:
         raise Refusal("lock_busy", str(err)) from err
+
+
+#: How long a starting process waits for the lifecycle lock before leaving the ledger to its holder (seconds): a
+#: live writer finishes its own change, and the next command reconciles whatever is left.
+START_LOCK_TIMEOUT = 0.5
+
+
+def reconcile_at_start(project_root: str | os.PathLike[str]) -> list[Reconciled] | None:
+    """What a process starting on ``project_root`` does (SPEC §6: on start, every ``applying``/``undoing`` change
+    is reconciled; never replayed): :func:`reconcile`, when the project has a ledger. Returns the reconciled
+    changes (usually none), or ``None`` when nothing was looked at: no ledger (nothing is created for a project
+    that never changed a file) or the lifecycle lock held by another process for :data:`START_LOCK_TIMEOUT`.
+    Raises :class:`~memzoi.base.runtime_errors.RuntimeStateError` when the ledger cannot be read (``corrupt_database``
+    for a damaged one), as :func:`reconcile` does."""
+    root = _root(project_root)
+    try:
+        if not (cached_runtime_dir(root, create=False) / LEDGER_DB).is_file():
+            return None
+    except OSError:  # no git, odd paths: no ledger to look at
+        return None
+    try:
+        return reconcile(root, lock_timeout=START_LOCK_TIMEOUT)
+    except Refusal as err:
+        if err.code == "lock_busy":
+            return None
+        raise
