@@ -72,7 +72,9 @@ def test_an_input_file_edited_after_the_preview_is_refused(project):
     path = write(project, SEED)
     shown = routing_preview(project, path, SEED, actor="dev")
     edited = doc(
-        candidate("repo", "Protected routes validate sessions server-side", "Validate sessions.", sensitivity="repo-safe"),
+        candidate(
+            "repo", "Protected routes validate sessions server-side", "Validate sessions.", sensitivity="repo-safe"
+        ),
         candidate("local", "Unreviewed", "A local record nobody saw."),
         candidate("session", "Unreviewed too", "A checkpoint nobody saw."),
     )

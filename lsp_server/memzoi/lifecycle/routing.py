@@ -215,7 +215,7 @@ def _session_fingerprint(root: Path, doc: Any, text: str, key: str | None, actor
     changed, and then the fingerprint differs."""
     from .session_end import plan_session_end  # noqa: PLC0415 lazy: start-up
 
-    reads = {key: text.encode("utf-8", "surrogatepass")} if key is not None else {}
+    reads: dict[str, bytes | None] = {key: text.encode("utf-8", "surrogatepass")} if key is not None else {}
     ctx: dict[str, Any] = {"actor": actor, "now": None, "operation_id": None, "fp": None, "reads": reads}
 
     def build(r: Path) -> ChangePlan:
