@@ -209,27 +209,34 @@ def _input_key(root: Path, path: str | os.PathLike[str]) -> str | None:
         return None
 
 
-def _session_fingerprint(root: Path, doc: Any, text: str, key: str | None, actor: str) -> str:
-    """The fingerprint of the session-end plan (:func:`.session_end.plan_session_end`) the apply would run; for a
-    batch it refuses (blocked, duplicate), of the input file alone: the apply refuses it again unless the file
-    changed, and then the fingerprint differs."""
-    from .session_end import plan_session_end  # noqa: PLC0415 lazy: start-up
+def _session_fingerprint(
+    root: Path, doc: Any, text: str, key: str | None, actor: str
+) -> tuple[str, dict[str, Any] | None]:
+    """The fingerprint of the session-end plan (:func:`.session_end.plan_session_end`) the apply would run, and the
+    classification-only report when the batch is blocked. For a batch the plan refuses (blocked, duplicate) it is
+    the fingerprint of the input file alone: the apply refuses it again unless the file changed, and then the
+    fingerprint differs."""
+    from .session_end import BatchBlocked, plan_session_end  # noqa: PLC0415 lazy: start-up
 
     reads: dict[str, bytes | None] = {key: text.encode("utf-8", "surrogatepass")} if key is not None else {}
     ctx: dict[str, Any] = {"actor": actor, "now": None, "operation_id": None, "fp": None, "reads": reads}
+    blocked: list[dict[str, Any]] = []
 
     def build(r: Path) -> ChangePlan:
         try:
             return plan_session_end(r, doc, ctx)
+        except BatchBlocked as err:
+            blocked.append(err.report)
         except Refusal:
-            return ChangePlan("session_end", [], reads=reads)
+            pass
+        return ChangePlan("session_end", [], reads=reads)
 
-    return preview_fingerprint(dry_run(root, build))
+    return preview_fingerprint(dry_run(root, build)), (blocked[0] if blocked else None)
 
 
 def _session_preview(root: Path, text: str, where: str, key: str | None, actor: str) -> dict[str, Any]:
     from . import checkpoints as cps  # noqa: PLC0415 lazy: start-up
-    from .session_end import _blocked_report, _draft, _packet_id, classify  # noqa: PLC0415 lazy: start-up
+    from .session_end import _draft, _packet_id  # noqa: PLC0415 lazy: start-up
     from .session_input import parse_session_end  # noqa: PLC0415 lazy: start-up
 
     doc = parse_session_end(text, where)
@@ -238,14 +245,10 @@ def _session_preview(root: Path, text: str, where: str, key: str | None, actor: 
     if ledger.path.exists():
         with ledger.connect() as conn:
             version = cps.set_version(conn)
-    blocked = classify(root, doc, "editor")
-    shown = {
-        "kind": "session_end",
-        "expected_version": version,
-        "previewed": _session_fingerprint(root, doc, text, key, actor),
-    }
-    if blocked:
-        return {**shown, "blocked": True, **_blocked_report(doc, blocked)}
+    previewed, blocked = _session_fingerprint(root, doc, text, key, actor)
+    shown = {"kind": "session_end", "expected_version": version, "previewed": previewed}
+    if blocked is not None:
+        return {**shown, "blocked": True, **blocked}
     items, reserved = [], set()
     for c in doc.candidates:
         item: dict[str, Any] = {"index": c.index, "destination": c.destination}
