@@ -201,24 +201,24 @@ def input_verdict(
     return graded(path, input_findings(root, path, text), ctx)
 
 
-def _input_key(root: Path, path: str | os.PathLike[str]) -> str | None:
-    """The input file's project-relative path (``/``-separated), or ``None`` outside the project."""
+def _input_key(root: Path, path: str | os.PathLike[str]) -> str:
+    """What the fingerprint keys the input file by: its project-relative path (``/``-separated), or its absolute
+    path outside the project (the editor's inputs are inside it)."""
+    resolved = Path(path).resolve()
     try:
-        return Path(path).resolve().relative_to(root).as_posix()
+        return resolved.relative_to(root).as_posix()
     except ValueError:
-        return None
+        return str(resolved)
 
 
-def _session_fingerprint(
-    root: Path, doc: Any, text: str, key: str | None, actor: str
-) -> tuple[str, dict[str, Any] | None]:
+def _session_fingerprint(root: Path, doc: Any, text: str, key: str, actor: str) -> tuple[str, dict[str, Any] | None]:
     """The fingerprint of the session-end plan (:func:`.session_end.plan_session_end`) the apply would run, and the
     classification-only report when the batch is blocked. For a batch the plan refuses (blocked, duplicate) it is
     the fingerprint of the input file alone: the apply refuses it again unless the file changed, and then the
     fingerprint differs."""
     from .session_end import BatchBlocked, plan_session_end  # noqa: PLC0415 lazy: start-up
 
-    reads: dict[str, bytes | None] = {key: text.encode("utf-8", "surrogatepass")} if key is not None else {}
+    reads: dict[str, bytes | None] = {key: text.encode("utf-8", "surrogatepass")}
     ctx: dict[str, Any] = {"actor": actor, "now": None, "operation_id": None, "fp": None, "reads": reads}
     blocked: list[dict[str, Any]] = []
 
@@ -234,7 +234,7 @@ def _session_fingerprint(
     return preview_fingerprint(dry_run(root, build)), (blocked[0] if blocked else None)
 
 
-def _session_preview(root: Path, text: str, where: str, key: str | None, actor: str) -> dict[str, Any]:
+def _session_preview(root: Path, text: str, where: str, key: str, actor: str) -> dict[str, Any]:
     from . import checkpoints as cps  # noqa: PLC0415 lazy: start-up
     from .session_end import _draft, _packet_id  # noqa: PLC0415 lazy: start-up
     from .session_input import parse_session_end  # noqa: PLC0415 lazy: start-up
