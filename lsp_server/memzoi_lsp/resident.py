@@ -3,7 +3,9 @@ hover, code lens and code actions: :mod:`.resident_view`) get commands to approv
 Protocol glue only: every decision comes from :mod:`memzoi.resident`.
 
 Commands (arguments: one object; results: the CLI's ``--json`` shapes; refusals are JSON-RPC errors, see :mod:`.refusal`):
-``memzoi.resident.approve``/``.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
+``memzoi.resident.approve`` ``{"uri", "candidate_id", "previewed"?}`` (the fingerprint of the ``memzoi.preview``
+``approve`` answer: refused ``preview_stale``, nothing recorded, when the file or the candidate changed since; without
+it, an older client, the file is read as it is), ``memzoi.resident.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
 "candidate_id", "reason"}``, ``memzoi.resident.recover`` ``{"uri", "candidate_id", "mode", "reason"?}`` (an
 uncertain candidate; ``mode`` is ``restore-before``, ``complete-after`` or ``accept``), ``memzoi.resident.review``
 ``{"uri", "status"?}`` (the candidates of that status, ``pending`` or ``uncertain``; without it those waiting for a
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memzoi.base.runtime_errors import RuntimeStateError
 from memzoi.base.vocabulary import RECOVERY_MODES
 
-from .commanding import CommandError, CommandGroup, command, project_root, reason_of
+from .commanding import CommandError, CommandGroup, command, previewed_of, project_root, reason_of
 from .documents import path_to_uri, uri_to_path
 from .resident_view import APPROVE, LIST, RECOVER, REJECT, REVIEW, STATUS, UNDO, decide, file_of, where
 
@@ -57,10 +59,12 @@ async def reconcile_on_start(root: Path) -> None:
 
 @command(APPROVE)
 async def approve(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
-    """Apply a pending or failed candidate (at most once)."""
+    """Apply a pending or failed candidate (at most once); refused (``preview_stale``) when the file or the
+    candidate changed since the preview ``previewed`` (when given) was shown."""
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
-    return await decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who))
+    previewed = previewed_of(arg)
+    return await decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who, previewed=previewed))
 
 
 @command(REJECT)

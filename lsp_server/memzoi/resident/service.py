@@ -26,12 +26,13 @@ from ..base.promotion import confidence_bp, promotes
 from ..base.utf8 import utf8_bytes
 from ..base.vocabulary import RECOVERY_MODES
 from ..judge.config_model import MemzoiConfig
-from ..ledger import Refusal
+from ..ledger import Refusal, preview_fingerprint
 from ..ledger.model import rejection_reason
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..read.text import rust_trim
 from . import candidates as db
 from .candidate_write import (
+    acted,
     apply_locked,
     find_candidate,
     keep_hand_edits,
@@ -76,7 +77,8 @@ def fingerprint(scope: str, action: str, content: str | None, old_text: str | No
 def preview_apply(project_root: str | Path, candidate_id: str, *, config: MemzoiConfig | None = None) -> dict[str, Any]:
     """What approving the pending or failed candidate ``candidate_id`` would write, without writing or locking
     (the review flow's diff, issue 28): ``{"operation": "approve", "summary", "reason", "candidateId", "files":
-    [{"path", "before", "after"}]}`` with the resident file's absolute ``path`` and its text before and after.
+    [{"path", "before", "after"}], "previewed"}`` with the resident file's absolute ``path`` and its text before and
+    after; ``previewed`` is the fingerprint :func:`apply` takes (:func:`.candidate_write.acted`).
     Raises :class:`Refusal` exactly as the approve would before writing (unknown, foreign or decided candidate,
     locator, threat scan, cap)."""
     from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
@@ -90,7 +92,8 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
             f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
         )
     store = ResidentStore(file)
-    after = project_entries(store.entries, operation_of(cand))
+    op = operation_of(cand)
+    after = project_entries(store.entries, op)
     refuse_threats(after, file.accepted)
     check_cap(file.scope, after, file.cap, store.entries)
     return {
@@ -105,6 +108,7 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
                 "after": scrub(serialize(after)),
             }
         ],
+        "previewed": preview_fingerprint(acted(store, op)),
     }
 
 
@@ -202,13 +206,22 @@ def propose(
         return Proposed(apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
 
 
-def apply(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
+def apply(
+    project_root: str | Path,
+    candidate_id: str,
+    *,
+    actor: str,
+    config: MemzoiConfig | None = None,
+    previewed: str | None = None,
+) -> Candidate:
     """Approve and apply a ``pending``/``failed`` candidate at most once; returns it ``applied``. Raises
-    :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``)."""
+    :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``;
+    ``preview_stale``, nothing recorded, when ``previewed``, :func:`preview_apply`'s fingerprint, is given and the
+    file or the candidate changed since that preview; without it the file is read as it is, as before)."""
     root = Path(project_root).resolve()
     cand = find_candidate(candidate_id)
     with locked_session(owned_file(root, cand, config)) as conn:
-        return apply_locked(conn, root, load_candidate(conn, cand.id), actor, config)
+        return apply_locked(conn, root, load_candidate(conn, cand.id), actor, config, previewed)
 
 
 def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
