@@ -127,6 +127,18 @@ class FileChange:
         return out
 
 
+def in_write_order(
+    files: list[FileChange], *, forward: bool
+) -> list[tuple[FileChange, bytes | None | Purged, bytes | None | Purged]]:
+    """``(file, from, to)`` of every file of a change in the order the change engine writes them (``forward``: from
+    the before to the after bytes; else an undo's after to before): every file that comes to exist (created or
+    rewritten) first, deletions last, each group in the plan's order. So the content a change moves (the packet an
+    undo re-creates, the record and resolved copy an apply writes) is on disk at every point of a crash, and no
+    deletion a user might commit comes before its replacement exists."""
+    pairs = [(f, f.before, f.after) if forward else (f, f.after, f.before) for f in files]
+    return sorted(pairs, key=lambda p: p[2] is None)  # stable: the plan's order holds within each group
+
+
 @dataclass
 class ChangePlan:
     """Everything a change will do, computed and validated before anything is recorded.
