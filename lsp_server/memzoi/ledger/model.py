@@ -113,6 +113,16 @@ class FileChange:
         """True when the ledger keeps only the digest of the before or after bytes."""
         return isinstance(self.before, Purged) or isinstance(self.after, Purged)
 
+    @property
+    def change(self) -> str:
+        """What the change does to the file, in the one wording every text surface uses (the CLI's change and
+        history output, the editor's answer): ``created``, ``deleted``, ``modified``, or ``unchanged`` when both
+        sides are the same state (absent before and after, or the same bytes: the files a recovery lists but
+        leaves as they are)."""
+        if self.before == self.after:
+            return "unchanged"
+        return "created" if self.before is None else "deleted" if self.after is None else "modified"
+
     def to_json(self) -> dict[str, Any]:
         """``{"path", "before": "present|absent", "after": "present|absent"}`` (SPEC §8), plus ``"purged":
         ["before"|"after", ...]`` when the ledger keeps only the digest and size of those bytes."""
