@@ -32,7 +32,7 @@ from ..base.runtime import LEDGER_DB, RESIDENT_DB, loose_modes, memzoi_home, pro
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
 from ..judge.pathsafety import shown_local_path, shown_path, with_shown_paths
 from ..judge.workspace import linked_plane, linked_plane_message, through_linked_plane
-from ..project.admission import worktree_root
+from ..project.admission import OUTSIDE_GIT, worktree_root
 from ..stores.index import Index
 from ..stores.index_queries import Drift
 from ..stores.store import store_path
@@ -138,12 +138,7 @@ def _git_check(report: _Report, root: Path) -> None:
     """``git``: whether ``root`` is inside a git worktree."""
     top = worktree_root(root)
     if top is None:
-        report.check(
-            "git",
-            "skip",
-            "not inside a git worktree: records cannot be reviewed through git, and attested "
-            "records are refused (review-visibility)",
-        )
+        report.check("git", "skip", OUTSIDE_GIT)
     else:
         report.check("git", "ok", f"git worktree at {shown_local_path(top)}")
 
