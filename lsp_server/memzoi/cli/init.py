@@ -98,7 +98,8 @@ def _notes(root: Path, outer: str | None) -> list[str]:
     """What a new project's user would otherwise learn later from ``memzoi doctor``: the outer project a nested
     one hides, the loss outside git (said once here), and that the index is built by the first rebuild or scan."""
     from ..judge.pathsafety import shown_local_path as shown  # noqa: PLC0415 lazy: start-up
-    from ..project.admission import OUTSIDE_GIT, worktree_root  # noqa: PLC0415 lazy: start-up
+    from ..project.admission import worktree_root  # noqa: PLC0415 lazy: start-up
+    from ..runs.doctor import OUTSIDE_GIT  # noqa: PLC0415 lazy: start-up
     from ..stores.store import store_path  # noqa: PLC0415 lazy: start-up
 
     notes = []

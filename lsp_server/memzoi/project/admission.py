@@ -103,13 +103,6 @@ def _run(args: list[str], cwd: Path, *, data: bytes | None = None, cap: int = 81
     return proc.returncode, out
 
 
-#: What a project outside git loses (``memzoi doctor``'s ``git`` check, and ``memzoi init`` says it once).
-OUTSIDE_GIT = (
-    "not inside a git worktree: records cannot be reviewed through git, and attested records are refused "
-    "(review-visibility)"
-)
-
-
 def worktree_root(start: Path) -> Path | None:
     """The git worktree containing ``start`` (a directory), or ``None`` outside git."""
     res = _run(["rev-parse", "--show-toplevel"], start)

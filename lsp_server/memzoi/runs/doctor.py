@@ -32,7 +32,7 @@ from ..base.runtime import LEDGER_DB, RESIDENT_DB, loose_modes, memzoi_home, pro
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
 from ..judge.pathsafety import shown_local_path, shown_path, with_shown_paths
 from ..judge.workspace import linked_plane, linked_plane_message, through_linked_plane
-from ..project.admission import OUTSIDE_GIT, worktree_root
+from ..project.admission import worktree_root
 from ..stores.index import Index
 from ..stores.index_queries import Drift
 from ..stores.store import store_path
@@ -132,6 +132,13 @@ def _plane_checks(report: _Report, root: Path, memzoi_dir: Path, linked: list[Pa
             f"no `.memzoi/records` directory at {shown_local_path(root)}",
             "run doctor from inside the project, or pass --root PROJECT (or `memzoi init` to start one here)",
         )
+
+
+#: What a project outside git loses (the ``git`` check's words; ``memzoi init`` says them once too).
+OUTSIDE_GIT = (
+    "not inside a git worktree: records cannot be reviewed through git, and attested records are refused "
+    "(review-visibility)"
+)
 
 
 def _git_check(report: _Report, root: Path) -> None:
@@ -310,4 +317,4 @@ def _judgement_checks(report: _Report, index: Index) -> None:
         )
 
 
-__all__ = ["diagnose"]
+__all__ = ["OUTSIDE_GIT", "diagnose"]
