@@ -9,6 +9,11 @@ was refused as a missing confidence or by the bound it failed. Nothing is writte
 
 from __future__ import annotations
 
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
 from .conftest import FACT_ID, draft_args, make_project
 from .test_stdio_e2e import PENDING, connect
 
@@ -58,3 +63,42 @@ async def test_a_confidence_that_is_not_a_finite_number_from_0_to_1_is_named_as_
             assert res.is_error and "confidence must be a finite number between 0 and 1" in text, (value, text)
             assert "needs confidence" not in text and "less than or equal" not in text
         assert not (await s.call_tool("propose_memory", draft_args(confidence="0.8"))).is_error  # JSON text of one
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(), st.integers(-3, 3), st.text(max_size=8)))
+def test_a_confidence_is_taken_only_as_a_finite_number_from_0_to_1(value):
+    from pydantic import ValidationError
+
+    from memzoi.agent.arguments import CONFIDENCE_RULE, ProposeArgs
+
+    args = {"title": "t", "body": "b", "type": "fact", "lane": "semantic", "reason": "r", "confidence": value}
+    fits = not isinstance(value, str) and math.isfinite(value) and 0 <= value <= 1
+    try:
+        ProposeArgs.model_validate(args)
+    except ValidationError as err:
+        assert not fits and CONFIDENCE_RULE in str(err), (value, str(err))
+    else:
+        assert fits, value
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["facts", "build-tool", ".", "..", ""]), min_size=1, max_size=4).filter(
+        lambda parts: {"", ".", ".."} & set(parts)
+    )
+)
+def test_an_id_with_an_empty_dot_or_dot_dot_segment_is_not_a_record(tmp_path_factory, parts):
+    from memzoi.ledger import Refusal
+    from memzoi.lifecycle.common import record_ref
+
+    ref = "/".join(parts)
+    if ref.endswith(".md"):
+        return
+    messages = []
+    for each in (ref, "./x"):
+        with pytest.raises(Refusal) as info:
+            record_ref(tmp_path_factory.getbasetemp(), each, what="`target`")
+        assert info.value.code == "not_a_record"
+        messages.append(info.value.message)
+    assert messages[0] == messages[1]  # the value is never repeated: a path may be anything
