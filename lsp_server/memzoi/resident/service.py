@@ -175,7 +175,7 @@ def propose(
     file = resident_file(root, scope, config)
     refuse_threats([why], file.accepted, where="in the reason")
     with locked_session(file) as conn:
-        ResidentStore(file).preview(op)
+        ResidentStore(file).preview(op, keep=False)  # a refused proposal writes nothing, no backup either
         same = db.pending_same(conn, str(file.path), op.action, op.content, op.old_text)
         if same is not None:  # de-duplicated by content and locator: one candidate for one change
             return Proposed(same, False, False)
