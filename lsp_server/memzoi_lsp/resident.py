@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("memzoi_lsp.resident")
 
 
-async def reconcile_on_start(root: Path) -> None:
+async def reconcile_on_start(ls: CommandSession, root: Path) -> None:
     """Classify the resident candidates a dead process left in flight for the project's two files (never
-    replays a write), as Zuno does when a host starts."""
+    replays a write), as Zuno does when a host starts; when one was settled, re-diagnose both files
+    (:func:`_rediagnose`): what the editor showed of a file opened meanwhile was judged from the unsettled
+    history (an entry an ``applying`` candidate wrote reads as a hand edit)."""
     from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
@@ -46,6 +48,8 @@ async def reconcile_on_start(root: Path) -> None:
         return
     for r in done:
         log.info("resident candidate %s: %s -> %s", r.candidate_id, r.previous, r.status)
+    if done:
+        _rediagnose(ls, root)
     from memzoi.resident.projection import reconcile_jobs  # noqa: PLC0415 lazy: start-up - expired reflection jobs: uncertain, never re-sent
 
     try:
@@ -55,6 +59,26 @@ async def reconcile_on_start(root: Path) -> None:
         return
     for job_id in expired:
         log.info("reflection job %s: running -> uncertain (its owner disappeared)", job_id)
+
+
+def _rediagnose(ls: CommandSession, root: Path) -> None:
+    """Diagnose the project's two resident files again, open or not: push clients get the open buffers'
+    diagnostics now (a closed resident file shows none: its diagnostics are cleared as it closes), pull clients
+    are asked to pull again (``workspace/diagnostic/refresh``, when they support it)."""
+    from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.scope import resident_files  # noqa: PLC0415 lazy: start-up
+
+    if ls.stopping or ls.projects.get(root) is None:
+        return
+    try:
+        files = resident_files(root)
+    except Refusal:  # the configuration became invalid meanwhile: the files are diagnosed when next opened
+        return
+    for file in files:
+        uri = ls.docs.open_uri_for(file.path)
+        if uri is not None:
+            ls.publish(uri)
+    ls.request_refresh()
 
 
 @command(APPROVE)

@@ -74,10 +74,17 @@ def find_candidate(candidate_id: str) -> Candidate:
 
 
 def write_entries(
-    conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, source: list[str], target: list[str], phase: str
+    conn: sqlite3.Connection,
+    store: ResidentStore,
+    cand: Candidate,
+    source: list[str],
+    target: list[str],
+    phase: str,
+    diagnostic: str | None = None,
 ) -> str:
-    """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome;
-    a failed write is classified from the file, recorded, and raised unless the file holds ``target``."""
+    """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome,
+    with ``diagnostic`` recorded on a write that landed (where the bytes it replaced are kept, say); a failed
+    write is classified from the file, recorded, and raised unless the file holds ``target``."""
     done = "applied" if phase == "apply" else "undone"
     before, after = (source, target) if phase == "apply" else (target, source)
     try:
@@ -97,7 +104,7 @@ def write_entries(
         code = err.code if isinstance(err, Refusal) else "write_failed"
         raise Refusal(code, f"{note}; candidate {cand.id} is now {status}", str(store.file.path)) from None
     step(f"{phase}:written")
-    db.set_status(conn, cand.id, done)
+    db.set_status(conn, cand.id, done, diagnostic)
     step("committed")
     return done
 

@@ -129,7 +129,7 @@ def _preview(
     from ..ledger import preview_fingerprint  # noqa: PLC0415 lazy: start-up
     from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
-    after = store.preview(op)
+    after = store.preview(op, keep=False)  # a preview writes nothing, no drift backup either
     kind = "removal" if operation == "remove_entry" else "approve"
 
     return {
@@ -186,7 +186,7 @@ def preview_remove(
     file = resident_file(root, scope, config or project_config(root))
     store = ResidentStore(file)
     op = parse_operation("remove", None, rust_trim(locator or ""))
-    store.preview(op)
+    store.preview(op, keep=False)
     removed = store.entries[locate(store.entries, op.old_text or "")]
     op = parse_operation("remove", None, removed)  # what remove_entry records: the entry's full text
     return _preview(

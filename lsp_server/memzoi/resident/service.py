@@ -175,7 +175,7 @@ def propose(
     file = resident_file(root, scope, config)
     refuse_threats([why], file.accepted, where="in the reason")
     with locked_session(file) as conn:
-        ResidentStore(file).preview(op)
+        ResidentStore(file).preview(op, keep=False)  # a refused proposal writes nothing, no backup either
         same = db.pending_same(conn, str(file.path), op.action, op.content, op.old_text)
         if same is not None:  # de-duplicated by content and locator: one candidate for one change
             return Proposed(same, False, False)
@@ -294,7 +294,9 @@ def recover(
 
     ``restore-before`` writes the candidate's before entries (it becomes ``failed``, or ``undone`` when an undo
     was in flight), ``complete-after`` its after entries (``applied``), ``accept`` keeps the file (``failed``).
-    The current bytes are copied to a ``.bak.<unix-seconds>`` file before a write. Returns the recovery candidate.
+    The current bytes are copied to a ``.bak.<unix-seconds>`` file before a write, and the recovery candidate's
+    diagnostic names that file (the hand edit a ``complete-after`` or ``restore-before`` replaced is there).
+    Returns the recovery candidate.
     """
     if mode not in RECOVERY_MODES:
         raise Refusal("invalid_recovery", f"recovery mode must be one of {', '.join(RECOVERY_MODES)}")
@@ -313,8 +315,8 @@ def recover(
             target = {"restore-before": cand.before, "complete-after": cand.after, "accept": store.entries}[mode]
             if target is None:
                 raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
-            if target != store.entries and store.exists:
-                store.keep_copy()
+            saved = store.keep_copy() if target != store.entries and store.exists else None
+            note = f"the file's bytes before this recovery are kept in {saved}" if saved is not None else None
             store.layout = store.layout.fill(Layout.from_json(cand.layout) or recorded_layout(conn, file))
             now = db.now_ms()
             rec = Candidate(
@@ -341,7 +343,7 @@ def recover(
             if not db.begin_apply(conn, rec.id, store.entries, target, actor, store.layout.to_json()):
                 raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
             step("recorded")
-            write_entries(conn, store, rec, store.entries, target, "apply")
+            write_entries(conn, store, rec, store.entries, target, "apply", note)
         return load_candidate(conn, rec.id)
 
 
