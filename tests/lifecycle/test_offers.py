@@ -60,7 +60,9 @@ def test_a_blocked_packet_says_why_and_offers_local_memory_only_where_it_fits():
     r = readiness([gate], sensitivity="local-only")
     offers = file_offers(Role.PENDING, {}, [gate], r, None, lambda c: True, unsaved=False)
     assert [o.operation for o in offers] == ["review", "apply", "reject", "route_local"]
-    assert offers[1].blocked == r.statement() and "sensitivity_not_repo_safe" in offers[1].blocked
+    # the action's title reads "Apply proposal (blocked: <codes>; <way out>)", not "(blocked: no: blocked by …)"
+    assert offers[1].blocked == "sensitivity_not_repo_safe; route it to local memory or reject it"
+    assert r.statement() == "no: blocked by " + offers[1].blocked  # one wording, two framings
     assert offers[0].blocked is None  # the review shows why and offers the rest
     assert offers[2].blocked is None and offers[3].blocked is None  # rejecting or routing is always open
     secret = readiness([gate], sensitivity="secret")

@@ -55,7 +55,7 @@ class Offer:
 def packet_offers(readiness: Readiness, unsaved: str | None) -> list[Offer]:
     """Review (first: the preferred action), Apply (with preview), Reject and, where it fits, Route to local
     memory for a pending packet."""
-    apply_blocked = "; ".join(r for r in (unsaved, None if readiness.can_apply else readiness.statement()) if r) or None
+    apply_blocked = "; ".join(r for r in (unsaved, readiness.blocked_reason()) if r) or None
     out = [Offer("review", unsaved), Offer("apply", apply_blocked, preview=True), Offer("reject", unsaved)]
     if readiness.can_route_local:
         out.append(Offer("route_local", unsaved))

@@ -112,10 +112,15 @@ class Readiness:
     def statement(self) -> str:
         """One line for people: ``yes, with an explicit Apply`` or ``no: <every blocking code>`` and the way out
         that fits (route to local memory only where that would be accepted)."""
+        return "yes, with an explicit Apply" if self.can_apply else f"no: blocked by {self.blocked_reason()}"
+
+    def blocked_reason(self) -> str:
+        """Why Apply cannot run, for a blocked action's title (``Apply proposal (blocked: <this>)``): ``<every
+        blocking code>; <the way out>`` (``statement`` after its ``no: blocked by``), '' when it can run."""
         if self.can_apply:
-            return "yes, with an explicit Apply"
+            return ""
         way = "route it to local memory or reject it" if self.can_route_local else "fix what is named or reject it"
-        return f"no: blocked by {', '.join(self.codes())}; {way}"
+        return f"{', '.join(self.codes())}; {way}"
 
     def refusal(self, limit: int = 3) -> str:
         """Why an apply is refused, with one piece of advice (issue 28: every blocker's message carried its own
