@@ -99,7 +99,7 @@ local function execute(client, bufnr, spec, server_cmd, ctx, on_result, on_refus
   client:request('workspace/executeCommand', params, function(err, result)
     if err then
       M.last_error = err
-      notify(('%s refused: %s'):format(M.subcommand(spec), err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      notify(('%s refused: %s'):format(M.subcommand(spec), ui.refusal(err)), vim.log.levels.ERROR)
       if on_refused then
         on_refused(err)
       end
@@ -455,6 +455,13 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('Memzoi', function(opts)
     M.dispatch(opts.args)
   end, { nargs = '+', complete = M.complete, desc = 'Memzoi: :Memzoi {subcommand} [args] (see :Memzoi <Tab>)' })
+  -- Writing a buffer whose file a Memzoi change moved (an applied packet) warns first (lua/memzoi/sync.lua).
+  vim.api.nvim_create_autocmd('BufWritePre', {
+    pattern = { '*/.memzoi/*' },
+    callback = function(args)
+      sync.before_write(args.buf)
+    end,
+  })
   -- On attach, whatever on_attach or on_init the user sets.
   vim.api.nvim_create_autocmd('LspAttach', {
     callback = function(args)

@@ -39,9 +39,23 @@ function X.show_quickfix(title, items, action)
   end
 end
 
---- The first line of a server refusal (a JSON-RPC error): its message, one piece of advice.
+--- The first line of a server refusal (a JSON-RPC error, `data = {code, message, path}` from memzoi-lsp), cause
+--- first: `code: what is wrong; advice (path)`. The server's message starts with the path it is about, which
+--- alone can fill the command line (`fit` cuts the rest), so the path moves to the end; the code leads unless the
+--- message already starts with it.
+---@return string
 function X.refusal(err)
-  return (tostring(err.message or vim.inspect(err)):match('^[^\n]*'))
+  local line = tostring(err.message or vim.inspect(err)):match('^[^\n]*')
+  local data = type(err.data) == 'table' and err.data or {}
+  local path = type(data.path) == 'string' and data.path or nil
+  if path and line:sub(1, #path + 2) == path .. ': ' then
+    line = line:sub(#path + 3) .. ' (' .. path .. ')'
+  end
+  local code = type(data.code) == 'string' and data.code or nil
+  if code and line:sub(1, #code) ~= code then
+    line = code .. ': ' .. line
+  end
+  return line
 end
 
 --- Sends `command` with the one argument `arg` to the server and reports a refusal (an error response) once, as
