@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+from memzoi.base.findings import Severity
 from memzoi.cli.main import main
 from memzoi.judge.analysis import analyze_text
 from memzoi.project.crossfile import FileFacts, Workspace, facts_from_analysis
@@ -237,6 +238,12 @@ def test_duplicate_identity_across_pending_and_resolved():
     put(ws, p, proposal("same"))
     assert put(ws, r, proposal("same", status="rejected", body="Other.")) == {p, r}
     assert codes(ws, p) == ["duplicate_identity"] and codes(ws, r) == ["duplicate_identity"]
+    # an error (Memzoi's inventory refuses it); the pending copy is told the identity is final
+    (fp,) = ws.findings_for(p)
+    (fr,) = ws.findings_for(r)
+    assert fp.severity == fr.severity == Severity.ERROR
+    assert "was already rejected (resolved/rejected/); an applied or rejected identity is final" in fp.message
+    assert "rename the pending one" in fr.message
     # a packet whose frontmatter id collides with another's file id
     other = ppath("x2")
     put(ws, other, proposal("same", body="Third."))

@@ -424,3 +424,23 @@ def test_undo_text_output_says_what_the_undo_did(repo, cli, capsys):
     text = capsys.readouterr().out
     rec = f"{RECORDS}/run-focused-tests-before-full-workspace-checks.md"
     assert f"deleted  {rec}" in text and f"created  {PENDING}/mem_2026_07_06_testing_procedure.md" in text
+
+
+def test_a_pending_copy_of_an_applied_packet_fails_check(repo, cli):
+    """An editor buffer saved after the CLI applied its packet re-creates it in pending/ (newuser3 D12). Memzoi's
+    proposal inventory refuses an identity used twice across pending and resolved packets (an applied identity is
+    final), so `check` fails on it as an error, not a warning: promise 1, the pre-commit hook must not pass it."""
+    pid = "mem_2026_07_06_testing_procedure"
+    pending = repo / PENDING / f"{pid}.md"
+    saved = pending.read_bytes()
+    assert cli("proposals", "apply", pid)[0] == 0
+    pending.write_bytes(saved + b"\nA reviewer note.\n")
+    code, out = cli("check")
+    assert code == 1, out
+    dup = [f for f in out["findings"] if f["code"] == "duplicate_identity"]
+    assert {(f["path"].split("/.memzoi/")[1], f["severity"]) for f in dup} == {
+        (f"proposals/pending/{pid}.md", "error"),
+        (f"proposals/resolved/applied/{pid}.md", "error"),
+    }
+    (copy,) = [f for f in dup if "/pending/" in f["path"]]
+    assert "was already applied (resolved/applied/); an applied or rejected identity is final" in copy["message"]

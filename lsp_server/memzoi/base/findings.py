@@ -114,7 +114,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "proposal_cross_scope": (W, "lineage"),
     "record_exists": (W, "lineage"),
     "duplicate_content": (W, "lineage"),
-    "duplicate_identity": (W, "lineage"),
+    "duplicate_identity": (E, "lineage"),  # Memzoi's proposal inventory refuses it (reference §2.1)
     "hand_edit_conflict": (E, "lineage"),
     # retention
     "retention_query_only": (I, "retention"),

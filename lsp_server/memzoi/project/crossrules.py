@@ -159,21 +159,27 @@ class CrossRules:
         )
 
     def _identity_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
+        """``duplicate_identity`` (an error: Memzoi's proposal inventory refuses an identity used twice across
+        pending and resolved packets). A pending packet whose identity is resolved is told so: an applied or
+        rejected identity is final, so renaming the resolved one is no fix (an editor buffer saved after the CLI
+        applied its packet re-creates it)."""
         others = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path})
-        if others:
-            own = f"`{shown_id(f.ident)}`" if f.ident else "of this packet"
-            out.append(
-                finding(
-                    "duplicate_identity",
-                    f"proposal identity {own} (id or file name) is also used by "
-                    f"{len(others)} other packet(s) ("
-                    + ", ".join(_name(p) for p in others[:3])
-                    + "); identities are unique across "
-                    "pending and resolved packets: rename this packet",
-                    *f.ident_span,
-                    others=others,
-                )
+        if not others:
+            return
+        own = f"`{shown_id(f.ident)}`" if f.ident else "of this packet"
+        final = next((o for o in (_outcome(p) for p in others) if o), None) if f.pending else None
+        if final:
+            message = (
+                f"proposal identity {own} was already {final} (resolved/{final}/); an applied or rejected identity "
+                "is final: delete or reject this pending copy, or give it a new id"
             )
+        else:
+            message = (
+                f"proposal identity {own} (id or file name) is also used by {len(others)} other packet(s) ("
+                + ", ".join(_name(p) for p in others[:3])
+                + "); identities are unique across pending and resolved packets: rename the pending one"
+            )
+        out.append(finding("duplicate_identity", message, *f.ident_span, others=others))
 
     def _replacement_partners(self, f: FileFacts) -> set[str]:
         """The files ``f`` is the replacement of, or replaced by (:func:`_replaces`); looked up through the
@@ -232,6 +238,15 @@ def cross_error(err: BaseException | None, path: str) -> Finding:
     if err is None:
         return internal_error(RuntimeError("cross-file facts unavailable"), path, log=False)
     return internal_error(err, path)
+
+
+def _outcome(path: str) -> str | None:
+    """``applied`` or ``rejected`` for a resolved packet's path (``…/proposals/resolved/<outcome>/…``), else None."""
+    parts = Path(path).parts
+    for i in range(len(parts) - 2):
+        if parts[i : i + 2] == ("proposals", "resolved") and parts[i + 2] in ("applied", "rejected"):
+            return parts[i + 2]
+    return None
 
 
 def _name(path: str, *, stem: bool = False) -> str:
