@@ -337,9 +337,10 @@ candidate (decision, id); the change id and details stay in `memzoi-last-result'
 
 (defun memzoi--changed (touched)
   "Bring the buffers of TOUCHED (a sequence of (:uri URI :deleted BOOL)) in line with the disk.
-A buffer of a deleted file loses its diagnostics; the buffer of a rewritten file is reverted unless it has
-unsaved changes (its visible or buried state does not matter).  Returns the reverted buffers."
-  (let ((reverted nil))
+A buffer of a deleted file loses its diagnostics; the buffer of a rewritten or created file is reverted unless it
+has unsaved changes (its visible or buried state does not matter; `revert-buffer' also reads a file created after
+its buffer was opened); one with unsaved changes is kept and the user told.  Returns the reverted buffers."
+  (let ((reverted nil) (kept nil))
     (seq-doseq (tch touched)
       (let* ((uri (plist-get tch :uri))
              (file (and (stringp uri) (eglot--uri-to-path uri)))
@@ -350,9 +351,12 @@ unsaved changes (its visible or buried state does not matter).  Returns the reve
               (eglot-handle-notification (with-current-buffer buf (eglot-current-server))
                                          'textDocument/publishDiagnostics :uri uri :diagnostics [])
             (with-current-buffer buf
-              (unless (buffer-modified-p)
+              (if (buffer-modified-p)
+                  (push (buffer-name buf) kept)
                 (revert-buffer t t t)
                 (push buf reverted)))))))
+    (when kept
+      (message "Memzoi: your edits kept; file changed on disk: %s" (string-join (nreverse kept) ", ")))
     reverted))
 
 (cl-defmethod eglot-handle-notification
