@@ -77,4 +77,3 @@ def test_a_refusal_gives_its_cause_before_the_path(report: dict) -> None:
     )
     assert report["refusal_line"].startswith("Memzoi: apply refused: record_exists: apply is blocked")
     assert report["refusal_plain"] == "not_found: no such change chg_x"
-
