@@ -99,7 +99,8 @@ vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'new' })
 vim.cmd('silent! write')
 result.plain_warning = sync.last_write_warning or vim.NIL
 
--- D11: a refusal's one line gives the cause first, the path last, and fits 80 columns with the cause in it.
+-- D11: a refusal's one line gives the cause first, the path last (and a candidate's id short), so the cause fits
+-- the 80-column line.
 local long = '.memzoi/proposals/pending/mem_2026_07_06_auth_001_protected_routes_must_validate.md'
 local refusal = { code = -32803, message = long .. ': apply is blocked by record_exists (the record exists); '
   .. 'fix what is named or reject it', data = { code = 'record_exists', message = '', path = long } }
@@ -108,6 +109,8 @@ result.refusal = ui.refusal(refusal)
 ui.notify('apply refused: ' .. ui.refusal(refusal), vim.log.levels.ERROR)
 result.refusal_line = notes[1] and notes[1].msg
 result.refusal_plain = ui.refusal({ message = 'no such change chg_x', data = { code = 'not_found' } })
+result.refusal_candidate = ui.refusal({ message = 'candidate mem_e1f8b611fc3e40939a1b2c3d4e5f6071 is applied; only a '
+  .. 'pending or failed candidate can be approved', data = { code = 'not_applicable' } })
 
 local fh = assert(io.open(out_path, 'w'))
 fh:write(vim.json.encode(result), '\n')

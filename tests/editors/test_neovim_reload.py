@@ -70,10 +70,13 @@ def test_writing_a_file_a_change_removed_warns(report: dict) -> None:
 
 
 def test_a_refusal_gives_its_cause_before_the_path(report: dict) -> None:
-    """D11: the path alone filled the 80-column line and the reason was cut off."""
+    """D11: the path (or a candidate's id) alone filled the 80-column line and the reason was cut off."""
     long = ".memzoi/proposals/pending/mem_2026_07_06_auth_001_protected_routes_must_validate.md"
     assert report["refusal"] == (
-        f"record_exists: apply is blocked by record_exists (the record exists); fix what is named or reject it ({long})"
+        f"apply is blocked by record_exists (the record exists); fix what is named or reject it ({long})"
     )
-    assert report["refusal_line"].startswith("Memzoi: apply refused: record_exists: apply is blocked")
-    assert report["refusal_plain"] == "not_found: no such change chg_x"
+    assert report["refusal_line"].startswith("Memzoi: apply refused: apply is blocked by record_exists")
+    assert report["refusal_plain"] == "no such change chg_x"  # no path: as the server says it, no code added
+    assert report["refusal_candidate"] == (
+        "candidate mem_e1f8b611… is applied; only a pending or failed candidate can be approved"
+    )

@@ -39,23 +39,21 @@ function X.show_quickfix(title, items, action)
   end
 end
 
+-- A resident candidate's id (`mem_` and 32 hex digits) as the code lenses name it: its first 8 digits.
+local LONG_ID = '(mem_' .. ('%x'):rep(8) .. ')' .. ('%x'):rep(24) .. '%f[^%w_]'
+
 --- The first line of a server refusal (a JSON-RPC error, `data = {code, message, path}` from memzoi-lsp), cause
---- first: `code: what is wrong; advice (path)`. The server's message starts with the path it is about, which
---- alone can fill the command line (`fit` cuts the rest), so the path moves to the end; the code leads unless the
---- message already starts with it.
+--- first: the server's message starts with the file it is about, which alone could fill the command line (`fit`
+--- cuts the rest, the reason with it), so that path moves to the end, in parentheses; a resident candidate's id is
+--- shortened as its code lens shows it. The full text stays in `require('memzoi').last_error`.
 ---@return string
 function X.refusal(err)
   local line = tostring(err.message or vim.inspect(err)):match('^[^\n]*')
-  local data = type(err.data) == 'table' and err.data or {}
-  local path = type(data.path) == 'string' and data.path or nil
+  local path = type(err.data) == 'table' and type(err.data.path) == 'string' and err.data.path or nil
   if path and line:sub(1, #path + 2) == path .. ': ' then
     line = line:sub(#path + 3) .. ' (' .. path .. ')'
   end
-  local code = type(data.code) == 'string' and data.code or nil
-  if code and line:sub(1, #code) ~= code then
-    line = code .. ': ' .. line
-  end
-  return line
+  return (line:gsub(LONG_ID, '%1…'))
 end
 
 --- Sends `command` with the one argument `arg` to the server and reports a refusal (an error response) once, as
