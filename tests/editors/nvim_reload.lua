@@ -55,6 +55,16 @@ result.created = { shown = lines(rb), hidden = lines(gb), modified = vim.bo[rb].
 local ok, err = pcall(vim.cmd, 'silent write')
 result.created.write_ok, result.created.write_err = ok, ok and nil or tostring(err)
 
+-- The same with a buffer that is not plain UTF-8 Unix text (its lines are compared, not its size): a DOS one.
+local dos = root .. '/memory/DOS.md'
+local db = open(dos)
+vim.bo[db].fileformat = 'dos'
+vim.bo[db].modified = false
+vim.cmd.buffer(rb)
+write(dos, '- one\r\n- two\r\n')
+changed('resident_approve', { [dos] = false })
+result.created.dos = lines(db)
+
 -- An existing file rewritten by the change: reloaded (`:checktime`, as before).
 write(rules, '- Always run pytest -q before committing.\n- Keep modules short.\n')
 changed('resident_approve', { [rules] = false })

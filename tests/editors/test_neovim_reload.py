@@ -40,6 +40,7 @@ def test_a_buffer_whose_file_the_change_created_shows_it(report: dict) -> None:
     assert c["shown"] == ["- Always run pytest -q before committing."], c
     assert c["hidden"] == ["- Answer in English."] and c["hidden_loaded"], c
     assert c["modified"] is False and c["write_ok"] is True, c  # no E13: the buffer knows its file now
+    assert c["dos"] == ["- one", "- two"], c  # a buffer compared line by line (not plain UTF-8 Unix text)
     assert report["rewritten"] == ["- Always run pytest -q before committing.", "- Keep modules short."]
 
 

@@ -43,8 +43,16 @@ function X.clear_diagnostics(bufnr)
   end
 end
 
---- Whether the unmodified buffer `b` shows exactly the lines of `fname` on disk (an empty file is one empty line).
+--- Whether the unmodified buffer `b` shows what `fname` holds on disk (an empty file is one empty line). A plain
+--- UTF-8 Unix buffer compares its byte count with the file's size (no read: after `:checktime`, a buffer left
+--- behind is one whose file did not exist when it was opened, so its text is empty, or one `:checktime` cannot
+--- judge); any other buffer compares its lines with the file's.
 local function same_as_disk(b, fname)
+  local bo = vim.bo[b]
+  if bo.fileformat == 'unix' and not bo.bomb and (bo.fileencoding == '' or bo.fileencoding == 'utf-8') then
+    local st = vim.uv.fs_stat(fname)
+    return st == nil or st.size == vim.api.nvim_buf_get_offset(b, vim.api.nvim_buf_line_count(b))
+  end
   local ok, disk = pcall(vim.fn.readfile, fname, 'b')
   if not ok then
     return true -- unreadable now: nothing to bring in line
@@ -55,7 +63,7 @@ local function same_as_disk(b, fname)
   if #disk == 0 then
     disk = { '' }
   end
-  if vim.bo[b].fileformat == 'dos' then
+  if bo.fileformat == 'dos' then
     disk = vim.tbl_map(function(l) return (l:gsub('\r$', '')) end, disk)
   end
   return vim.deep_equal(disk, vim.api.nvim_buf_get_lines(b, 0, -1, false))
