@@ -373,22 +373,27 @@ L.run_change(root, lambda r: L.ChangePlan("edit", [L.FileChange(rel_a, before_a,
 """
 
 
-async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Path, memzoi_home: Path, client):
+def crash_mid_change(root: Path, home: Path) -> None:
+    """Run :data:`CRASH` in a process of its own: the change stays ``applying``, one of its two files written."""
     import os
     import subprocess
     import sys
 
-    from .conftest import diagnostics
-
-    root = git_workspace
-    before = snapshot(root)
     proc = subprocess.run(
         [sys.executable, "-c", CRASH, str(root)],
-        env={**os.environ, "MEMZOI_HOME": str(memzoi_home)},
+        env={**os.environ, "MEMZOI_HOME": str(home)},
         capture_output=True,
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 77, proc.stderr
+
+
+async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Path, memzoi_home: Path, client):
+    from .conftest import diagnostics
+
+    root = git_workspace
+    before = snapshot(root)
+    crash_mid_change(root, memzoi_home)
     settled = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="memzoi.reconcile", arguments=[{}])
     )

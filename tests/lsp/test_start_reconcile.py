@@ -5,9 +5,6 @@ without any command, and a damaged ledger is said once, in a warning that names 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,24 +14,13 @@ from memzoi import ledger as L
 
 from ..test_store import _damage_table as damage_table
 from .conftest import PROFILES, diagnostics, git_init, start_client, wait_until
-from .test_lifecycle import CRASH, snapshot
+from .test_lifecycle import crash_mid_change, snapshot
 
 
 @pytest.fixture
 def git_workspace(workspace: Path) -> Path:
     git_init(workspace)
     return workspace
-
-
-def _crash_mid_change(root: Path, home: Path) -> None:
-    """A process dies after the first of a change's two files was written: the change stays ``applying``."""
-    proc = subprocess.run(
-        [sys.executable, "-c", CRASH, str(root)],
-        env={**os.environ, "MEMZOI_HOME": str(home)},
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 77, proc.stderr
 
 
 async def _stop(lsp) -> None:
@@ -50,7 +36,7 @@ async def test_a_change_left_in_flight_is_reconciled_as_the_server_starts(
 ):
     root = git_workspace
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
-    _crash_mid_change(root, memzoi_home)
+    crash_mid_change(root, memzoi_home)
     [change] = L.history(root)
     assert change.status == "applying"
     on_disk = snapshot(root)
@@ -80,7 +66,7 @@ async def test_a_project_without_a_ledger_gets_none_made_at_start(git_workspace:
 async def test_a_damaged_ledger_is_said_once_as_the_server_starts(git_workspace: Path, memzoi_home: Path, monkeypatch):
     root = git_workspace
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
-    _crash_mid_change(root, memzoi_home)
+    crash_mid_change(root, memzoi_home)
     [db] = memzoi_home.rglob("memzoi-lsp-ledger.db")
     damage_table(db, "change")
     before = db.read_bytes()
