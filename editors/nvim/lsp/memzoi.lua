@@ -33,12 +33,14 @@ return {
   -- change that has a preview through the review flow (ask once, diff, then Apply or Cancel).
   commands = memzoi.client_commands(),
   -- memzoi/changed reloads the buffers of the files a change wrote (hidden ones too) and clears the diagnostics
-  -- of deleted ones; memzoi/inboxChanged refreshes the inbox or resident quickfix list.
+  -- of deleted ones; memzoi/inboxChanged refreshes the inbox or resident quickfix list; workspace/diagnostic/refresh
+  -- (advertised below: Neovim 0.11 has none of its own) pulls the open buffers' diagnostics again.
   handlers = require('memzoi.sync').handlers(),
   -- Hovers as plain text: Neovim's Markdown view shows backslash escapes literally (`https\://`), and the server
   -- writes plain text for a client that prefers it.
   -- Blocked code actions as disabled ones with their reason: lua/memzoi lists each as `Title (blocked: reason)`.
   capabilities = {
+    workspace = { diagnostics = { refreshSupport = true } },
     textDocument = {
       hover = { contentFormat = { 'plaintext', 'markdown' } },
       codeAction = { disabledSupport = true },

@@ -4,8 +4,8 @@
 --- wrote: every loaded buffer of a touched file (shown or hidden) that the user did not modify is brought in line
 --- with the disk (`:checktime`, then `:edit` where that left it behind: `:checktime` never reloads a buffer whose
 --- file did not exist when it was opened), a modified one is kept and the user told its file changed on disk, and
---- the diagnostics Neovim holds for a deleted file are removed (Neovim 0.11 has no
---- `workspace/diagnostic/refresh`). A buffer whose file such a change removed keeps its text and is marked, and
+--- the diagnostics Neovim holds for a deleted file are removed. Neovim 0.11 has no `workspace/diagnostic/refresh`:
+--- the client advertises it and answers it here by pulling its buffers' diagnostics again (`repull`). A buffer whose file such a change removed keeps its text and is marked, and
 --- writing it, or a pending packet whose identity is already resolved on disk (the CLI applied it), warns first
 --- (`before_write`). `memzoi/inboxChanged` `{}` refreshes the inbox or resident quickfix list when it is the one
 --- shown.
@@ -177,9 +177,30 @@ function X.inbox_changed(client)
   return view
 end
 
---- The client config's `handlers` for the two notifications.
+--- Pulls the diagnostics of every loaded buffer `client` is attached to again (Neovim 0.11 pulls only on didOpen
+--- and didChange, and has no `workspace/diagnostic/refresh`): what the server re-judged without an edit of the
+--- buffer (its configuration, git's state, the ledger, a retention boundary, another file) reaches the open buffers.
+--- Returns how many buffers were asked for.
+function X.repull(client)
+  local n = 0
+  for b in pairs(client and client.attached_buffers or {}) do
+    if vim.api.nvim_buf_is_loaded(b) then
+      client:request('textDocument/diagnostic', { textDocument = { uri = vim.uri_from_bufnr(b) } },
+        vim.lsp.diagnostic.on_diagnostic, b)
+      n = n + 1
+    end
+  end
+  X.last_repull = n
+  return n
+end
+
+--- The client config's `handlers` for the two notifications and the diagnostics refresh request.
 function X.handlers()
   return {
+    ['workspace/diagnostic/refresh'] = function(_, _, ctx)
+      X.repull(vim.lsp.get_client_by_id(ctx.client_id))
+      return vim.NIL
+    end,
     ['memzoi/changed'] = function(_, params)
       X.changed(params)
     end,
