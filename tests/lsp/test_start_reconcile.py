@@ -77,9 +77,7 @@ async def test_a_project_without_a_ledger_gets_none_made_at_start(git_workspace:
     assert not list(memzoi_home.rglob("memzoi-lsp-ledger.db"))
 
 
-async def test_a_damaged_ledger_is_said_once_as_the_server_starts(
-    git_workspace: Path, memzoi_home: Path, monkeypatch
-):
+async def test_a_damaged_ledger_is_said_once_as_the_server_starts(git_workspace: Path, memzoi_home: Path, monkeypatch):
     root = git_workspace
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
     _crash_mid_change(root, memzoi_home)
