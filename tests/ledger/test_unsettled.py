@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, strategies as st
 
 from memzoi import ledger as L
 from memzoi.ledger.model import ChangePlan, FileChange
@@ -116,3 +117,44 @@ def test_the_report_names_every_unsettled_change_and_what_to_run(project):
     assert "(uncertain)" in message and f"memzoi reconcile --recover {crashed.id}" in step
     L.recover(project, crashed.id, "accept", actor="y")
     assert unsettled_report(project) == []
+
+
+NAMES = ["a.md", "b.md", "c/d.md", "e.md"]
+
+
+def _record(cid: str, status: str, paths: list[str]) -> L.ChangeRecord:
+    return L.ChangeRecord(
+        cid, 1, "edit", "x", "cli", None, "s", status, "apply", None, {}, "t", "t", None, None, None, None,
+        [FileChange(p, b"before", b"after") for p in paths],
+    )  # fmt: skip
+
+
+class _Uncertain:
+    """A ledger whose uncertain changes are given (``by_status`` is all :func:`refuse_unsettled` asks)."""
+
+    def __init__(self, changes: list[L.ChangeRecord]) -> None:
+        self.changes = changes
+
+    def by_status(self, conn, *statuses: str) -> list[L.ChangeRecord]:
+        assert statuses == ("uncertain",)
+        return self.changes
+
+
+@given(
+    held=st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3, unique=True), max_size=3),
+    touched=st.lists(st.sampled_from(NAMES), min_size=1, max_size=4, unique=True),
+    operation=st.sampled_from(["apply", "reject", "recover", "supersede"]),
+)
+def test_a_plan_is_refused_exactly_when_it_touches_an_uncertain_changes_file(held, touched, operation):
+    from memzoi.ledger.reconcile import refuse_unsettled
+
+    changes = [_record(f"chg_{i}", "uncertain", paths) for i, paths in enumerate(held)]
+    plan = ChangePlan(operation, [FileChange(p, None, b"x") for p in touched])
+    first = next((c for c in changes if set(touched) & {f.path for f in c.files}), None)
+    if operation == "recover" or first is None:
+        refuse_unsettled(_Uncertain(changes), None, plan)  # type: ignore[arg-type]
+        return
+    with pytest.raises(L.Refusal) as err:
+        refuse_unsettled(_Uncertain(changes), None, plan)  # type: ignore[arg-type]
+    assert err.value.code == "uncertain_change" and err.value.path in touched
+    assert f"change {first.id} (edit)" in err.value.message  # the oldest change holding one of its files
