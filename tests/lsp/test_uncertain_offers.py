@@ -84,6 +84,11 @@ async def test_new_changes_of_an_uncertain_changes_files_are_disabled_with_its_r
                 assert blocked == [], [a.title for a in blocked]
             recover = [a for a in actions if a.title.startswith(f"Recover {change.id}")]
             assert len(recover) == 3 and all(a.disabled is None for a in recover)
+        lenses = await lsp.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=(root / PACKET).as_uri()))
+        )
+        titles = [lens.command.title for lens in lenses if lens.command is not None]
+        assert "Reject…" not in titles and any(t.startswith("Cannot apply") and "uncertain_change" in t for t in titles)
         refused = await refusal(
             lsp.workspace_execute_command_async(
                 types.ExecuteCommandParams(
