@@ -78,3 +78,67 @@ def test_init_says_when_project_id_is_not_written(tmp_path, monkeypatch, capsys)
     (tmp_path / ".memzoi/config.toml").write_text('[project]\nid = "my-proj"\n', encoding="utf-8")
     assert main(["init", str(tmp_path), "--project-id", "my-proj", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["not_applied"] == []
+
+
+def _memzoi(cwd, home, *args):
+    """``memzoi ARGS`` run as a user runs it, in ``cwd``, with its runtime under ``home``."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMZOI_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "memzoi", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_init_inside_a_project_refuses_unless_nested_and_names_the_outer_one(tmp_path):
+    """A project made below another hides the outer one's records from every command run there (discovery takes
+    the nearest root), so init refuses, naming the outer project and --nested, and writes nothing."""
+    import subprocess
+
+    outer = tmp_path / "outer"
+    deep = outer / "plain" / "deep"
+    deep.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(outer)], check=True)
+    assert _memzoi(outer, tmp_path / "home", "init").returncode == 0
+    proc = _memzoi(deep, tmp_path / "home", "init")
+    assert proc.returncode == 2, proc.stdout
+    assert f"inside the project at {outer.resolve()}" in proc.stderr and "--nested" in proc.stderr, proc.stderr
+    assert not (deep / ".memzoi").exists()
+    assert _memzoi(outer / "plain", tmp_path / "home", "init", "--root", str(deep)).returncode == 2
+    assert not (deep / ".memzoi").exists()
+    nested = _memzoi(deep, tmp_path / "home", "init", "--nested", "--json")
+    assert nested.returncode == 0, nested.stderr
+    assert any(str(outer.resolve()) in note for note in json.loads(nested.stdout)["notes"])
+    # the outer project itself, and the nested one once made, are initialised again without the flag
+    assert _memzoi(outer, tmp_path / "home", "init").returncode == 0
+    assert _memzoi(deep, tmp_path / "home", "init").returncode == 0
+
+
+def test_init_help_does_not_say_its_root_is_found_upward(tmp_path):
+    """PATH and --root name the folder made a project: neither is discovered from the current directory."""
+    out = _memzoi(tmp_path, tmp_path / "home", "init", "--help").stdout
+    assert "found from the current directory" not in out, out
+    assert "--nested" in out
+
+
+def test_init_outside_git_says_once_that_attested_records_are_refused(tmp_path):
+    proj = tmp_path / "nogit"
+    proj.mkdir()
+    proc = _memzoi(tmp_path, tmp_path / "home", "init", str(proj))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("attested records are refused") == 1, proc.stdout
+
+
+def test_init_of_a_new_project_says_the_first_rebuild_builds_the_index(tmp_path):
+    """`memzoi doctor` warns about an index never built on a new project; init says that this is expected."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path / "p")], check=True)
+    proc = _memzoi(tmp_path / "p", tmp_path / "home", "init")
+    assert proc.returncode == 0, proc.stderr
+    assert "memzoi rebuild" in proc.stdout and "attested" not in proc.stdout, proc.stdout
+    assert _memzoi(tmp_path / "p", tmp_path / "home", "rebuild").returncode == 0
+    again = _memzoi(tmp_path / "p", tmp_path / "home", "init")
+    assert "memzoi rebuild" not in again.stdout, again.stdout

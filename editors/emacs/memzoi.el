@@ -772,7 +772,8 @@ and the packet path or runtime route it would create, or the codes that block it
 (defun memzoi-route ()
   "Preview the routing of this session-end file or import manifest (per candidate: the packet or runtime row it
 would create, or why it is blocked) in `memzoi-routing-buffer', then, on confirmation, apply it as one ledgered
-change (refused when the state moved since the preview)."
+change with the preview's fingerprint (:previewed): refused when the state moved since the preview, and a file
+changed since (preview_stale) offers a new preview."
   (interactive)
   (when (buffer-modified-p)
     (user-error "Memzoi: save the buffer first; routing reads the file on disk"))
@@ -801,6 +802,7 @@ change (refused when the state moved since the preview)."
                              (list :command "memzoi.routing.apply"
                                    :arguments (vector (list :uri uri :plan_id (plist-get preview :plan_id)
                                                             :expected_version (plist-get preview :expected_version)
+                                                            :previewed (plist-get preview :previewed)
                                                             :actor (plist-get preview :actor)))))))
                 (setq memzoi-last-result result)
                 (message "Memzoi: routed%s" (if (plist-get result :change_id)
@@ -808,9 +810,12 @@ change (refused when the state moved since the preview)."
                                               ": nothing to write"))
                 result)
             (jsonrpc-error
-             (setq memzoi-last-result (list :error (memzoi--error-message err)))
-             (message "Memzoi: routing refused: %s" (memzoi--error-message err))
-             nil)))))))
+             (setq memzoi-last-result (list :error (memzoi--error-message err) :code (memzoi--error-code err)))
+             (if (and (equal (memzoi--error-code err) "preview_stale") ; the file changed since the preview
+                      (y-or-n-p (format "Memzoi: %s.  Preview again? " (memzoi--error-message err))))
+                 (memzoi-route)
+               (message "Memzoi: routing refused: %s" (memzoi--error-message err))
+               nil))))))))
 ;;; Resident memory: the WorkStateProjection, reflection jobs, edit and approve, one-step removal (issue 34)
 
 (defun memzoi--resident-state (server)

@@ -3,7 +3,9 @@ hover, code lens and code actions: :mod:`.resident_view`) get commands to approv
 Protocol glue only: every decision comes from :mod:`memzoi.resident`.
 
 Commands (arguments: one object; results: the CLI's ``--json`` shapes; refusals are JSON-RPC errors, see :mod:`.refusal`):
-``memzoi.resident.approve``/``.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
+``memzoi.resident.approve`` ``{"uri", "candidate_id", "previewed"?}`` (the fingerprint of the ``memzoi.preview``
+``approve`` answer: refused ``preview_stale``, nothing recorded, when the file or the candidate changed since; without
+it, an older client, the file is read as it is), ``memzoi.resident.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
 "candidate_id", "reason"}``, ``memzoi.resident.recover`` ``{"uri", "candidate_id", "mode", "reason"?}`` (an
 uncertain candidate; ``mode`` is ``restore-before``, ``complete-after`` or ``accept``), ``memzoi.resident.review``
 ``{"uri", "status"?}`` (the candidates of that status, ``pending`` or ``uncertain``; without it those waiting for a
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memzoi.base.runtime_errors import RuntimeStateError
 from memzoi.base.vocabulary import RECOVERY_MODES
 
-from .commanding import CommandError, CommandGroup, command, project_root, reason_of
+from .commanding import CommandError, CommandGroup, command, previewed_of, project_root, reason_of
 from .documents import path_to_uri, uri_to_path
 from .resident_view import APPROVE, LIST, RECOVER, REJECT, REVIEW, STATUS, UNDO, decide, file_of, where
 
@@ -31,9 +33,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("memzoi_lsp.resident")
 
 
-async def reconcile_on_start(root: Path) -> None:
+async def reconcile_on_start(ls: CommandSession, root: Path) -> None:
     """Classify the resident candidates a dead process left in flight for the project's two files (never
-    replays a write), as Zuno does when a host starts."""
+    replays a write), as Zuno does when a host starts; when one was settled, re-diagnose both files
+    (:func:`_rediagnose`): what the editor showed of a file opened meanwhile was judged from the unsettled
+    history (an entry an ``applying`` candidate wrote reads as a hand edit)."""
     from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
@@ -44,6 +48,8 @@ async def reconcile_on_start(root: Path) -> None:
         return
     for r in done:
         log.info("resident candidate %s: %s -> %s", r.candidate_id, r.previous, r.status)
+    if done:
+        _rediagnose(ls, root)
     from memzoi.resident.projection import reconcile_jobs  # noqa: PLC0415 lazy: start-up - expired reflection jobs: uncertain, never re-sent
 
     try:
@@ -55,12 +61,34 @@ async def reconcile_on_start(root: Path) -> None:
         log.info("reflection job %s: running -> uncertain (its owner disappeared)", job_id)
 
 
+def _rediagnose(ls: CommandSession, root: Path) -> None:
+    """Diagnose the project's two resident files again, open or not: push clients get the open buffers'
+    diagnostics now (a closed resident file shows none: its diagnostics are cleared as it closes), pull clients
+    are asked to pull again (``workspace/diagnostic/refresh``, when they support it)."""
+    from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.scope import resident_files  # noqa: PLC0415 lazy: start-up
+
+    if ls.stopping or ls.projects.get(root) is None:
+        return
+    try:
+        files = resident_files(root)
+    except Refusal:  # the configuration became invalid meanwhile: the files are diagnosed when next opened
+        return
+    for file in files:
+        uri = ls.docs.open_uri_for(file.path)
+        if uri is not None:
+            ls.publish(uri)
+    ls.request_refresh()
+
+
 @command(APPROVE)
 async def approve(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
-    """Apply a pending or failed candidate (at most once)."""
+    """Apply a pending or failed candidate (at most once); refused (``preview_stale``) when the file or the
+    candidate changed since the preview ``previewed`` (when given) was shown."""
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
-    return await decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who))
+    previewed = previewed_of(arg)
+    return await decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who, previewed=previewed))
 
 
 @command(REJECT)

@@ -9,11 +9,14 @@ Commands (one object argument; refusals are JSON-RPC errors, see :mod:`.refusal`
   and the Neovim and Emacs resident views render it;
 - ``memzoi.resident.job`` ``{"job_id"}``: one job's request (exactly as sent) and outcome, secrets screened,
   with ``text``, a readable rendering the clients open in a read-only buffer;
-- ``memzoi.resident.edit`` ``{"uri"?, "candidate_id", "content"}``: approve a candidate with edited content
-  (both versions kept); preview it first with ``memzoi.preview`` ``{"operation": "approve", "candidateId",
+- ``memzoi.resident.edit`` ``{"uri"?, "candidate_id", "content", "previewed"?}``: approve a candidate with edited
+  content (both versions kept); preview it first with ``memzoi.preview`` ``{"operation": "approve", "candidateId",
   "content"}``;
-- ``memzoi.resident.remove`` ``{"uri"?, "scope"?, "locator", "reason"?}``: remove one entry as one audited step;
-  preview it with ``memzoi.preview`` ``{"operation": "remove_entry", "scope", "locator"}``.
+- ``memzoi.resident.remove`` ``{"uri"?, "scope"?, "locator", "reason"?, "previewed"?}``: remove one entry as one
+  audited step; preview it with ``memzoi.preview`` ``{"operation": "remove_entry", "scope", "locator"}``.
+
+``previewed`` is the preview answer's fingerprint: the write is refused (``preview_stale``, nothing recorded) when
+the file or what is written changed since that preview; without it (an older client) the file is read as it is.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .commanding import CommandError, CommandGroup, command
+from .commanding import CommandError, CommandGroup, command, previewed_of
 
 if TYPE_CHECKING:
     from .session import CommandSession
@@ -74,8 +77,10 @@ async def edit(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 
     from .resident_view import decide  # noqa: PLC0415 lazy: start-up
 
-    content = _text(arg, "content")
-    return await decide(ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who))
+    content, previewed = _text(arg, "content"), previewed_of(arg)
+    return await decide(
+        ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who, previewed=previewed)
+    )
 
 
 @command(REMOVE)
@@ -91,12 +96,13 @@ async def remove(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     scope = arg.get("scope") or (file.scope if file is not None else "project")
     if file is not None and file.scope == scope:
         refuse_dirty(ls, file)
-    reason, who = arg.get("reason"), arg.get("actor") or default_actor()
+    reason, who, previewed = arg.get("reason"), arg.get("actor") or default_actor(), previewed_of(arg)
+    why = reason if isinstance(reason, str) else None
     return await run(
         ls,
         root,
         file if file is not None and file.scope == scope else None,
-        lambda: remove_entry(root, scope, locator, actor=who, reason=reason if isinstance(reason, str) else None),
+        lambda: remove_entry(root, scope, locator, actor=who, reason=why, previewed=previewed),
     )
 
 

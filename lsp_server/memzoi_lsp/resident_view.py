@@ -246,6 +246,8 @@ async def run(
         char_count(entries) if entries is not None else None,
         file.cap if file is not None else None,
     )
+    if cand.action == "recover" and cand.error:  # where the bytes the recovery replaced are kept
+        detail = f"{detail}; {cand.error}"
     target = file.path if file is not None else Path(cand.target_path)
     operation = "resident_recover" if cand.action == "recover" else _OPERATIONS.get(cand.status, "resident_approve")
     changes.after_write(ls, [target], change_id=None, operation=operation, message=message, inbox=True)

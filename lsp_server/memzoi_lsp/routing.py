@@ -7,9 +7,12 @@ Commands (one object argument; refusals are JSON-RPC errors, see :mod:`.refusal`
 * ``memzoi.routing.preview`` ``{"uri"}`` → the outcome per candidate before anything is written
   (:func:`memzoi.lifecycle.routing.routing_preview`: ``kind``, ``blocked``, ``candidates`` with the packet path or
   runtime route each would create or the reason codes that block it, and the ``plan_id`` (import) or
-  ``expected_version`` (session-end) apply must be given);
-* ``memzoi.routing.apply`` ``{"uri", "plan_id"? , "expected_version"?}`` → the ``memzoi import apply`` /
-  ``memzoi session-end`` JSON outcome, one ledgered change; refused when the state moved since the preview.
+  ``expected_version`` and ``previewed`` (session-end: the fingerprint of the input file's bytes and the plan,
+  :mod:`memzoi.ledger.previewed`) apply must be given);
+* ``memzoi.routing.apply`` ``{"uri", "plan_id"? , "expected_version"?, "previewed"?}`` → the ``memzoi import
+  apply`` / ``memzoi session-end`` JSON outcome, one ledgered change; refused when the state moved since the
+  preview (``preview_stale`` when the file or the plan changed; without ``previewed``, an older client, the file
+  is routed as it is on disk).
 
 The file must be saved (the preview and apply read what is on disk, as the CLI does).
 """
@@ -20,7 +23,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .commanding import CommandError, CommandGroup, command, refuse_if_dirty
+from .commanding import CommandError, CommandGroup, command, previewed_of, refuse_if_dirty
 from .routing_view import APPLY, PREVIEW, target_path
 
 if TYPE_CHECKING:
@@ -53,7 +56,8 @@ async def preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 
 @command(APPLY)
 async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
-    """Apply the routing the preview showed (``plan_id`` for an import, ``expected_version`` for session-end)."""
+    """Apply the routing the preview showed (``plan_id`` for an import, ``expected_version`` and ``previewed`` for
+    session-end)."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.routing import routing_apply  # noqa: PLC0415 lazy: start-up
 
@@ -64,11 +68,17 @@ async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     version = arg.get("expected_version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise CommandError("invalid_arguments", "`expected_version` is the integer the preview showed")
-    actor = arg.get("actor") or default_actor()
+    actor, previewed = arg.get("actor") or default_actor(), previewed_of(arg)
     out = await asyncio.get_running_loop().run_in_executor(
         None,
         lambda: routing_apply(
-            root, path, _text(path), actor=actor, plan_id=arg.get("plan_id"), expected_version=version
+            root,
+            path,
+            _text(path),
+            actor=actor,
+            plan_id=arg.get("plan_id"),
+            expected_version=version,
+            previewed=previewed,
         ),
     )
     written = [root / c["path"] for c in out.get("candidates", []) + out.get("writes", []) if c.get("path")]

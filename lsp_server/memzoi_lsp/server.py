@@ -383,7 +383,7 @@ class MemzoiServer(LanguageServer):
 
     def _start_project(self, project: Project) -> None:
         """Scan ``project`` in the background (beside the ledger's and the resident reconciliation), then watch it."""
-        also = (lifecycle.reconcile_on_start(self, project.root), resident.reconcile_on_start(project.root))
+        also = (lifecycle.reconcile_on_start(self, project.root), resident.reconcile_on_start(self, project.root))
         self.scanning.start(project, *also, then=self.watching.after_scan(project))
 
 

@@ -66,9 +66,15 @@ async def test_a_killed_servers_socket_folder_goes_at_the_next_start_a_live_ones
     tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp))  # the servers' $TMPDIR: nothing may be left there
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    (memzoi_home / "cache").mkdir()
+    early = temp_path(memzoi_home / "cache" / f"{FILE_PREFIX}early.marshal")  # a cache writer killed before its rename
+    early.write_bytes(b"partial")
     live = await start_client("vscode", _cold(tmp_path / "live"), memzoi_home, wait_scanned=False)
     try:
         (kept,) = await wait_until(lambda: _sockets(memzoi_home), timeout=60)
+        # the live server's own sweep (once, a period after its first scan) is over, so that only the next start
+        # may sweep the killed server's folder below: the torn cache file planted before it started is gone
+        await wait_until(lambda: not early.exists(), timeout=60)
         killed = await start_client("vscode", _cold(tmp_path / "killed"), memzoi_home, wait_scanned=False)
         (left,) = await wait_until(lambda: _sockets(memzoi_home) - {kept}, timeout=60)
         killed._server.send_signal(signal.SIGKILL)  # type: ignore[attr-defined]  # pytest-lsp's server process

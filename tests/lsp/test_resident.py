@@ -197,6 +197,32 @@ async def test_uncertain_candidate_is_not_decidable_and_is_recovered(resident_cl
     assert path.read_text(encoding="utf-8") == "Use tabs."  # accept keeps the file as it is
 
 
+async def test_a_recovery_that_replaced_a_hand_edit_names_its_backup(resident_client):
+    # the editor's answer said only "Recovered …": the hand edit's bytes were in a .bak it did not name
+    from memzoi.resident import candidates as db
+
+    client = resident_client
+    path = _rules(client)
+    cand = service.propose(
+        client.root, scope="project", action="add", content="Run make lint.", reason="r", confidence=0.5, actor="a"
+    ).candidate
+    with db.connect() as conn:
+        db.begin_apply(conn, cand.id, [], ["Run make lint."], "ada")  # a write that never finished
+    path.write_text("my hand edit", encoding="utf-8")
+    assert [o.status for o in service.reconcile(client.root)] == ["uncertain"]
+    recovered = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="memzoi.resident.recover",
+            arguments=[{"uri": path.as_uri(), "candidate_id": cand.id, "mode": "complete-after"}],
+        )
+    )
+    (bak,) = path.parent.glob("RULES.md.bak.*")
+    assert bak.read_text(encoding="utf-8") == "my hand edit" and path.read_text(encoding="utf-8") == "Run make lint."
+    note = f"the file's bytes before this recovery are kept in {bak}"
+    assert recovered["status"] == "applied" and recovered["diagnostic"] == note, recovered
+    assert note in recovered["detail"]
+
+
 async def test_a_file_written_by_hand_has_a_hand_edit_on_every_entry(resident_client):
     # no candidate history at all: the hover said "edited by hand" but no diagnostic appeared
     client = resident_client

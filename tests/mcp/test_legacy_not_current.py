@@ -18,8 +18,7 @@ LEGACY_ID = "legacy-one"
 OLD_ID = "facts/old-port"
 
 #: A record in an old profile, as the corpus holds them (a legacy ``profile``, a ``version`` key, a confidence
-#: label). It has no lane, so it is not a current assertion either: packs and prechecks, which read current
-#: records only, never had it; get_memory and search_memory did.
+#: label). It has no lane, so no current rule reads its retention: every reader lists it as withheld anyway.
 LEGACY = """---
 profile: memzoi/v1
 version: 1
@@ -110,3 +109,60 @@ async def test_a_current_legacy_record_is_withheld_from_packs_prechecks_and_expo
         assert held in pack.structured_content["withheld"] and "before a release" not in _text(pack)
     chosen, withheld = select(project)
     assert rid not in {c["id"] for c in chosen} and held in withheld
+
+
+#: A legacy record as Memzoi's own repository held them: a lane, and a retention block of the old policy that no
+#: current rule reads (so it is not a current assertion either).
+LEGACY_DECISION = """---
+id: trust-baselines
+kind: memory
+version: okf/v0.2
+profile: memzoi/v1
+retention:
+  policy_version: memzoi/lane-retention-v1
+type: decision
+lane: semantic
+title: "Trust baselines exclude runtime observations"
+timestamp: "2026-07-17T23:25:52.992237Z"
+status: active
+scope: repo
+visibility: repo
+confidence: 1
+---
+
+# Trust baselines exclude runtime observations
+
+Keep wall-clock latency out of the exact baseline comparison.
+"""
+
+
+def test_export_lists_a_legacy_record_it_leaves_out_and_expiry_says_to_upgrade_it(project, home):
+    """`memzoi export` says what it withholds (docs/mcp.md, `export --help`): a legacy record whose retention no
+    current rule reads was left out unlisted. `memzoi expiry` on it sent the user to `memzoi check`, which names
+    only `legacy_profile`: it says to upgrade the file."""
+    import os
+    import subprocess
+    import sys
+
+    path = project / ".memzoi" / "records" / "trust-baselines.md"
+    path.write_text(LEGACY_DECISION, encoding="utf-8")
+    env = {**os.environ, "MEMZOI_HOME": str(home)}
+
+    def memzoi(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "memzoi", *args]
+        return subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+    done = memzoi("export", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert {"id": "trust-baselines", "reasons": ["legacy_profile"]} in out["withheld"]
+    assert "trust-baselines" not in out["records"]
+    text = memzoi("export").stderr
+    assert "withheld trust-baselines: legacy_profile (upgrade it: `memzoi upgrade PATH --write`)" in text, text
+    assert "wall-clock" not in text
+    expiry = memzoi("expiry", "trust-baselines")
+    assert expiry.returncode == 1
+    assert "memzoi upgrade .memzoi/records/trust-baselines.md --write" in expiry.stderr, expiry.stderr
+    assert "memzoi check" not in expiry.stderr
+    _plant_legacy(project)  # no lane: not current either, listed the same way
+    assert {"id": LEGACY_ID, "reasons": ["legacy_profile"]} in select(project)[1]

@@ -255,3 +255,40 @@ def test_a_refused_undo_after_a_hand_edit_is_said_as_it_happened(project, capsys
     assert hand == [2], found  # entry 2 (line 3) only: the approved candidate wrote entry 1
     code, out, _ = _run(capsys, "reconcile", "--root", root)
     assert code == 1 and "no interrupted candidates" not in out and f"{cid} is uncertain" in out, out
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_recovery_that_replaced_a_hand_edit_names_its_backup(project, capsys, as_json):
+    # it printed only "candidate … applied (project recover)": the hand edit's bytes were in a .bak nobody named
+    from memzoi.resident import candidates as db, service
+
+    cand = service.propose(
+        project, scope="project", action="add", content="expected", reason="r", confidence=0.5, actor="a"
+    ).candidate
+    with db.connect() as conn:
+        db.begin_apply(conn, cand.id, [], ["expected"], "alice")  # a write that never finished
+    path = rules(project)
+    path.parent.mkdir(parents=True)
+    path.write_text("my hand edit", encoding="utf-8")
+    assert [o.status for o in service.reconcile(project)] == ["uncertain"]
+    argv = [
+        "reconcile",
+        "--root",
+        str(project),
+        "--recover",
+        cand.id,
+        "complete-after",
+        *(["--json"] if as_json else []),
+    ]
+    code, out, _ = _run(capsys, *argv)
+    (bak,) = path.parent.glob("RULES.md.bak.*")
+    assert code == 0 and bak.read_text(encoding="utf-8") == "my hand edit"
+    assert path.read_text(encoding="utf-8") == "expected"
+    if as_json:
+        got = json.loads(out)
+        assert (got["action"], got["status"]) == ("recover", "applied")
+        assert got["diagnostic"] == f"the file's bytes before this recovery are kept in {bak}"
+    else:
+        first, second = out.splitlines()
+        assert first.endswith("applied (project recover)")
+        assert second == f"  the file's bytes before this recovery are kept in {bak}"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from memzoi.ledger import Refusal
 from memzoi.resident import editor, service
 from memzoi.resident.format import serialize
 from memzoi.resident.scope import resident_file
@@ -112,6 +115,48 @@ def test_adopting_a_hand_written_entry_records_a_review_without_changing_the_fil
     assert adopted.before == adopted.after == ["Use tabs in Makefiles."]
     assert rules(project).read_text(encoding="utf-8") == "Use tabs in Makefiles."
     assert editor.findings("Use tabs in Makefiles.", file, candidates_for(project)) == []
+
+
+def _adopt(project, content):
+    return service.propose(
+        project, scope="project", action="add", content=content, reason="adopt", confidence=1, actor="ada"
+    )
+
+
+def test_on_a_file_over_its_cap_the_hand_edit_advice_is_one_that_works(project):
+    # "propose it unchanged" used to be the advice here, and every such proposal was refused
+    configure(project, "[resident]\nproject_char_limit = 30\n")
+    file = resident_file(project, "project")
+    path = rules(project)
+    path.parent.mkdir(parents=True)
+    over = serialize(["Run make lint before pushing.", "Use tabs."])  # 42 characters, no entry over 30
+    path.write_text(over, encoding="utf-8")
+    advice = [f.message for f in editor.findings(over, file, []) if f.code == "resident_hand_edit"]
+    assert len(advice) == 2 and all("over its cap" in m and "first bring it under the cap" in m for m in advice)
+    with pytest.raises(Refusal) as err:
+        _adopt(project, "Use tabs.")
+    assert err.value.code == "cap_exceeded"  # proposing it unchanged first is refused, as the advice says
+    path.write_text("Use tabs.", encoding="utf-8")  # under the cap, by hand: now the proposal the advice names works
+    (m,) = [f.message for f in editor.findings("Use tabs.", file, []) if f.code == "resident_hand_edit"]
+    assert "to adopt it into review, propose it unchanged" in m and "cap" not in m
+    assert _adopt(project, "Use tabs.").candidate.status == "pending"
+
+
+def test_on_a_drifted_file_the_hand_edit_advice_says_to_fix_the_drift_first(project):
+    configure(project, "[resident]\nproject_char_limit = 10\n")
+    file = resident_file(project, "project")
+    path = rules(project)
+    path.parent.mkdir(parents=True)
+    text = serialize(["x" * 11])  # one entry larger than the whole cap: drift
+    path.write_text(text, encoding="utf-8")
+    (m,) = [f.message for f in editor.findings(text, file, []) if f.code == "resident_hand_edit"]
+    assert "refused while the file drifts" in m and "fix that by hand first" in m
+    with pytest.raises(Refusal) as err:
+        _adopt(project, "x" * 11)
+    assert err.value.code == "external_drift"
+    mixed = "Use tabs.\r\n§\nBe terse."  # mixed line endings
+    (m, _) = [f.message for f in editor.findings(mixed, file, []) if f.code == "resident_hand_edit"]
+    assert "refused while the file drifts" in m
 
 
 def test_entries_removed_by_hand_are_reported_on_the_first_line(project):

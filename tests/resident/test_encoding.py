@@ -110,7 +110,7 @@ def test_files_zuno_cannot_read_are_refused_with_nothing_written(project, capsys
     assert path.read_bytes() == data
 
 
-def test_mixed_line_endings_are_drift_refused_with_a_backup(project, capsys, monkeypatch):
+def test_mixed_line_endings_refuse_a_proposal_as_drift_with_no_backup(project, capsys, monkeypatch):
     data = b"Use tabs.\r\n\xc2\xa7\nRun make lint."
     path = _write(rules(project), data)
     with pytest.raises(Refusal) as err:
@@ -118,7 +118,7 @@ def test_mixed_line_endings_are_drift_refused_with_a_backup(project, capsys, mon
             project, scope="project", action="add", content="New rule.", reason="r", confidence=0.5, actor="a"
         )
     assert err.value.code == "external_drift" and "mixes CRLF and LF line endings" in err.value.message
-    assert path.read_bytes() == data and [b.read_bytes() for b in _backups(path)] == [data]
+    assert path.read_bytes() == data and _backups(path) == []  # a refused proposal writes nothing, no backup
     monkeypatch.chdir(project)
     main(["check", str(path), "--format", "json"])
     codes = [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]]

@@ -92,9 +92,13 @@ def test_explicit_recovery_of_an_uncertain_candidate(project, mode, entries, set
     assert (rec.action, rec.status, rec.recovers) == ("recover", "applied", cand.id)
     assert _entries(project) == entries
     assert _get(cand.id).status == settles
-    if mode != "accept":  # the overwritten external state is kept in a backup
+    if mode != "accept":  # the overwritten external state is kept in a backup, which the recovery names
         (bak,) = path.parent.glob("RULES.md.bak.*")
         assert bak.read_text(encoding="utf-8") == "different external state"
+        assert rec.error == f"the file's bytes before this recovery are kept in {bak}"
+        assert rec.to_json()["diagnostic"] == rec.error
+    else:
+        assert rec.error is None and not list(path.parent.glob("RULES.md.bak.*"))
     service.undo(project, rec.id, actor="bob")  # a recovery is undoable and re-opens the candidate
     assert _entries(project) == ["different external state"]
     assert _get(cand.id).status == "uncertain"

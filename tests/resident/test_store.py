@@ -36,10 +36,12 @@ def _propose(root, **kw):
 def _refused(root, code, **kw):
     path = rules(root)
     before = path.read_bytes() if path.exists() else None
+    beside = sorted(path.parent.iterdir()) if path.parent.is_dir() else []
     with pytest.raises(Refusal) as err:
         _propose(root, **kw)
     assert err.value.code == code, err.value.message
     assert (path.read_bytes() if path.exists() else None) == before  # nothing written
+    assert (sorted(path.parent.iterdir()) if path.parent.is_dir() else []) == beside  # no backup either
     assert candidates_for(root) == []  # nothing recorded
     return err.value
 
@@ -141,13 +143,29 @@ def test_a_file_appearing_after_load_counts_as_drift(project):
     assert rules(project).read_text(encoding="utf-8") == "surprise"
 
 
-def test_round_trip_drift_refuses_and_backs_up(project):
+def test_round_trip_drift_refuses_a_proposal_with_no_backup_and_a_write_with_one(project, monkeypatch):
     path = rules(project)
     path.parent.mkdir(parents=True)
     path.write_text("  one \n§\n\n§\ntwo", encoding="utf-8")
-    err = _refused(project, "external_drift", content="three")
-    assert "not in the form memzoi writes" in err.message and "RoundTrip" not in err.message
-    assert len(list(path.parent.glob("RULES.md.bak.*"))) == 1
+    for _ in range(3):  # an agent retrying its proposal leaves nothing behind (the copies piled up)
+        err = _refused(project, "external_drift", content="three")
+        assert "not in the form memzoi writes" in err.message and "RoundTrip" not in err.message
+        assert "kept in" not in err.message
+    assert list(path.parent.glob("RULES.md.bak.*")) == []
+    # a write refused for drift keeps the bytes (Zuno's ExternalDrift names its backup), once for the same bytes
+    now = [1_800_000_000]
+    monkeypatch.setattr(store_module.time, "time", lambda: now[0])
+    for _ in range(3):
+        now[0] += 2
+        with pytest.raises(Refusal) as refused:
+            ResidentStore(resident_file(project, "project")).replace_exact(["one", "", "two"], ["one"])
+        (bak,) = path.parent.glob("RULES.md.bak.*")
+        assert refused.value.code == "external_drift" and f"kept in {bak}" in refused.value.message
+    assert bak.name == "RULES.md.bak.1800000002" and bak.read_bytes() == path.read_bytes()
+    path.write_text("  one \n§\n\n§\nthree", encoding="utf-8")  # other bytes: a copy of their own
+    with pytest.raises(Refusal):
+        ResidentStore(resident_file(project, "project")).replace_exact(["one", "", "three"], ["one"])
+    assert len(list(path.parent.glob("RULES.md.bak.*"))) == 2
 
 
 def test_entry_larger_than_the_cap_is_drift(project):

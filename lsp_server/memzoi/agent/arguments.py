@@ -5,9 +5,11 @@ meaning (:func:`coerce_arguments`); everything else is left to the tool's strict
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from ..base.memorykinds import Lane, MemoryType  # not memzoi.models: a first call needs no record model
 
@@ -82,6 +84,20 @@ def coerce_arguments(schema: dict[str, Any], arguments: Any) -> Any:
         if isinstance(value, float) and value.is_integer() and "integer" in types and "number" not in types:
             out[name] = int(value)
     return out
+
+
+#: What a confidence must be, said where a value is not one (a JSON client sends Infinity and NaN as ``null``, and
+#: the text "NaN" would otherwise become a float that fails only the bound check, naming the bound).
+CONFIDENCE_RULE = "confidence must be a finite number between 0 and 1"
+
+
+def finite_confidence(value: Any) -> Any:
+    """``value`` (a tool's ``confidence`` as sent) unchanged, unless it is text or a number that is not finite or
+    outside 0-1. Raises ``PydanticCustomError`` (``finite_number``: :data:`CONFIDENCE_RULE`, never the value)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, str) or (number and not (math.isfinite(value) and 0 <= value <= 1)):
+        raise PydanticCustomError("finite_number", CONFIDENCE_RULE)
+    return value
 
 
 class SearchArgs(BaseModel):
@@ -280,6 +296,8 @@ class ProposeArgs(BaseModel):
         "private local-memory candidate, applied per the project's promotion policy (create only).",
     )
 
+    _confidence = field_validator("confidence", mode="before")(finite_confidence)
+
     @model_validator(mode="after")
     def _by_action(self) -> ProposeArgs:
         action = self.action or ("supersede" if self.supersedes else "create")
@@ -311,6 +329,8 @@ class ProposeArgs(BaseModel):
             if given:
                 raise ValueError(f"a tombstone takes only `target` and `reason`; leave out {', '.join(given)}")
         else:
+            if self.confidence is None and "confidence" in self.model_fields_set:  # sent as null: JSON's Infinity
+                raise PydanticCustomError("finite_number", CONFIDENCE_RULE)
             missing = [f for f in ("title", "body", "type", "lane", "confidence") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"action `{action}` needs {', '.join(missing)}")
@@ -358,6 +378,7 @@ class ResidentArgs(BaseModel):
     )
     reason: str = Field(min_length=1, max_length=2000, description="Why this belongs in every prompt (one line).")
     confidence: float = Field(ge=0.0, le=1.0, description="Your confidence, from 0 to 1.")
+    _confidence = field_validator("confidence", mode="before")(finite_confidence)
     source: Literal["foreground_tool", "reflection"] = Field(
         "foreground_tool", description="`reflection` only for an isolated review of a delivered turn."
     )

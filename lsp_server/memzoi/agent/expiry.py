@@ -18,6 +18,7 @@ from typing import Any
 
 from ..judge.retention import current_assertion, format_instant
 from ..ledger import Refusal
+from .bounds import LEGACY, upgrade_hint
 from .recall import Reader
 
 
@@ -98,7 +99,8 @@ def diagnose(row: dict[str, Any], evaluated_at: datetime) -> dict[str, Any]:
 def inspect_expiry(root: Path, record_id: str, evaluated_at: datetime | None = None) -> dict[str, Any]:
     """The ``ExpiryDiagnostic`` of repository record ``record_id`` in the project at ``root`` at ``evaluated_at``
     (default: now). Raises :class:`Refusal` ``not_found`` for an unknown id (private runtime rows are not
-    repository records: Memzoi's command is repository-only) and ``invalid_retention`` (:func:`diagnose`)."""
+    repository records: Memzoi's command is repository-only) and ``invalid_retention`` (:func:`diagnose`; for a
+    legacy record, saying to upgrade it)."""
     with Reader(root) as r:
         row = r.index.record(record_id.strip())
         if row is None:
@@ -107,4 +109,20 @@ def inspect_expiry(root: Path, record_id: str, evaluated_at: datetime | None = N
                 f"no repository record `{record_id.strip()}`; list them with "
                 "`memzoi search` (expiry explains repository records only)",
             )
-        return diagnose(dict(row), evaluated_at or r.now)
+        try:
+            return diagnose(dict(row), evaluated_at or r.now)
+        except Refusal as err:
+            if err.code == "invalid_retention" and _legacy(r, row["path"]):
+                # `memzoi check` names no retention fact of a legacy file, only legacy_profile: the fix is the upgrade
+                raise Refusal(
+                    "invalid_retention",
+                    f"record {row['id']} is in an old Memzoi profile ({LEGACY}), whose retention block current Memzoi "
+                    f"does not read; {upgrade_hint([LEGACY], row['path'])}, then ask again",
+                ) from None
+            raise
+
+
+def _legacy(r: Reader, path: str) -> bool:
+    """Whether the stored findings of ``path`` name ``legacy_profile``."""
+    row = r.db.execute("SELECT findings FROM files WHERE path = ?", (path,)).fetchone()
+    return bool(row and row[0]) and any(f["code"] == LEGACY for f in json.loads(row[0]))

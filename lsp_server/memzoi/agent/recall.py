@@ -31,7 +31,6 @@ UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
 #: record (``safety-scan[…]``), and its text, redacted as the index holds it, is not memory to hand to a model.
 DETECTOR_CODES = frozenset(c for c, (_, group) in CODES.items() if group == "detector")
 
-
 #: Memory types a precheck reports, with Memzoi's severity and priority (``precheck.rs``).
 GOVERNANCE = {"risk": ("high", 3), "warning": ("warning", 2), "failed_attempt": ("warning", 1)}
 NEXT_STEP = {
@@ -191,11 +190,14 @@ class Reader:
         return True
 
     def active(self) -> list[dict[str, Any]]:
-        """Active, current repository records, admitted or not (a pack or precheck uses the admitted ones and
-        lists the unsafe ones as withheld)."""
+        """Active, current repository records, admitted or not, and active legacy ones, current or not (no rule
+        reads a legacy retention block): :meth:`usable` withholds those, so a pack, precheck or export lists them."""
         sound = self.index.sound_sql("t")  # a damaged row is withheld (memzoi.stores.index_schema.sound_sql)
-        rows = self.db.execute(f"SELECT * FROM records t WHERE status = 'active' AND {sound} ORDER BY id")
-        return [dict(r) for r in rows if self.current(dict(r))]
+        rows = self.db.execute(  # "legacy_profile" in the stored findings' JSON is a finding's code, nothing else
+            f"SELECT t.*, instr(f.findings, '\"{LEGACY}\"') > 0 AS legacy FROM records t LEFT JOIN files f "
+            f"ON f.path = t.path WHERE t.status = 'active' AND {sound} ORDER BY t.id"
+        )
+        return [rec for r in rows if (rec := dict(r)).pop("legacy") or self.current(rec)]
 
     def text_scores(self, text: str, table: str = "records") -> dict[int, float]:
         """The relevance (0–1, higher is better) of every row of ``table`` that matches ``text`` as a natural
@@ -286,19 +288,14 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
             retention = _loads(row["retention_json"]) or {}
             try:
                 decision = evaluate_retention(row["lane"] or "", retention, r.now)
-                ret = {
-                    "lane": row["lane"],
-                    "boundary": decision.boundary,
-                    "reason": decision.reason,
-                    "current": decision.is_current,
-                }
+                ret = {"lane": row["lane"], "boundary": decision.boundary, "reason": decision.reason}
+                ret["current"] = decision.is_current
                 ca = current_assertion(row["status"] or "", row["lane"] or "", retention, r.now)
                 cur = {"is_current": ca.is_current, "exclusions": ca.exclusions}
             except (ValueError, TypeError):
                 ret, cur = {"lane": row["lane"], "reason": "invalid_retention"}, {"is_current": False}
-            by = [
-                x[0] for x in r.db.execute("SELECT id FROM records WHERE supersedes_id = ? ORDER BY id", (memory_id,))
-            ]
+            later = "SELECT id FROM records WHERE supersedes_id = ? ORDER BY id"
+            by = [x[0] for x in r.db.execute(later, (memory_id,))]
             origin = _origin(root, row["proposal_id"])
             refused: list[dict[str, Any]] = []
             r.usable(row, refused)

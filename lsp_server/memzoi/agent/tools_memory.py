@@ -164,6 +164,7 @@ def _mcp_section(s: Session) -> Any:
 
 
 def _propose(s: Session, a: ProposeArgs) -> ToolResult:
+    from ..lifecycle.common import record_ref  # noqa: PLC0415 lazy: start-up
     from ..lifecycle.proposal_checks import check_agent_size  # noqa: PLC0415 lazy: start-up
     from ..lifecycle.propose import Draft  # noqa: PLC0415 lazy: start-up
     from .recall import normalize_path  # noqa: PLC0415 lazy: start-up
@@ -175,6 +176,10 @@ def _propose(s: Session, a: ProposeArgs) -> ToolResult:
         normalize_path(p, s.root, field=f"applies_to[{i}]") if p.startswith("/") else p
         for i, p in enumerate(a.applies_to)
     ]
+    # a target given as a path (absolute, `./id`) becomes its id or is refused, as a tombstone's is, never kept as
+    # spelt (a packet would carry it, and no record has it)
+    ref = a.supersedes or a.target
+    supersedes = record_ref(s.root, ref, what="`supersedes`" if a.supersedes else "`target`") if ref else None
     draft = Draft(
         title=a.title or "",
         body=a.body or "",
@@ -185,7 +190,7 @@ def _propose(s: Session, a: ProposeArgs) -> ToolResult:
         tags=a.tags,
         applies_to=applies_to,
         source_ref=a.source_ref,
-        supersedes=a.supersedes or a.target,
+        supersedes=supersedes,
         occurred_at=a.occurred_at,
         started_at=a.started_at,
     )

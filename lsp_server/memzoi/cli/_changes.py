@@ -53,23 +53,16 @@ def refuse(args: argparse.Namespace, err: Refusal) -> int:
     return 1
 
 
-def describe_file(f: dict[str, str]) -> str:
-    """``created``/``modified``/``deleted`` label of a change file."""
-    return {("absent", "present"): "created", ("present", "absent"): "deleted"}.get(
-        (f["before"], f["after"]), "modified"
-    )
-
-
 def emit_change(args: argparse.Namespace, result: ChangeResult) -> None:
-    """Print a change result (JSON or a short text summary)."""
-    data = result.to_json()
+    """Print a change result (JSON or a short text summary: each file worded by
+    :attr:`~memzoi.ledger.FileChange.change`)."""
     if args.json:
-        emit_json(data)
+        emit_json(result.to_json())
         return
     print(printable(f"change {result.change_id} {result.status} ({result.operation})"))
     # An undo's result already states what the undo did (memzoi.ledger.undo_change): no swap here
-    for f in data["files"]:
-        print(printable(f"  {describe_file(f):8} {f['path']}"))
+    for f in result.files:
+        print(printable(f"  {f.change:8} {f.path}"))
 
 
 def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult]) -> int:

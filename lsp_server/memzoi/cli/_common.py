@@ -73,9 +73,14 @@ def add_group(p: argparse.ArgumentParser, dest: str) -> argparse._SubParsersActi
     return p.add_subparsers(dest=dest, metavar="SUBCOMMAND", required=True, title="subcommands")
 
 
-def add_root_json(p: argparse.ArgumentParser, *, json_help: str = "print JSON instead of text") -> None:
-    """``--root DIR`` and ``--json``."""
-    p.add_argument("--root", metavar="DIR", help="project root (default: found from the current directory)")
+def add_root_json(
+    p: argparse.ArgumentParser,
+    *,
+    json_help: str = "print JSON instead of text",
+    root_help: str = "project root (default: found from the current directory)",
+) -> None:
+    """``--root DIR`` and ``--json`` (``root_help`` for a command whose root is not discovered: ``init``)."""
+    p.add_argument("--root", metavar="DIR", help=root_help)
     p.add_argument("--json", action="store_true", help=json_help)
 
 

@@ -81,9 +81,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for f in out["files"]:
         print(printable(f"{f['status']:9} {f['path']}"))
+    from ..agent.bounds import upgrade_hint  # noqa: PLC0415 lazy: start-up
+
     print(
         f"{len(out['records'])} record(s) exported; {len(out['withheld'])} withheld"
-        + "".join("\n" + printable(f"  withheld {w['id']}: {', '.join(w['reasons'])}") for w in out["withheld"]),
+        + "".join(
+            "\n"
+            + printable(f"  withheld {w['id']}: {', '.join(w['reasons'])}")
+            + (f" ({hint})" if (hint := upgrade_hint(w["reasons"])) else "")
+            for w in out["withheld"]
+        ),
         file=sys.stderr,
     )
     return 0

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..base.printable import printable
-from ._changes import add_common, describe_file, emit_json, project_root, refuse
+from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command
 
 
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if c.diagnostic:
             print(printable(f"    note: {c.diagnostic}"))
         for f in c.files:
-            print(printable(f"    {describe_file(f.to_json()):8} {f.path}"))
+            print(printable(f"    {f.change:8} {f.path}"))
     if problem is None:
         return 0
     print(printable(f"memzoi: corrupt_database: {problem}"), file=sys.stderr)

@@ -50,9 +50,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "init",
         help="create .memzoi/records, .memzoi/proposals/pending and the runtime directory",
         description="Create the .memzoi layout (records/, proposals/pending/ and a config.toml when there is none) "
-        "and the private runtime directory under ${MEMZOI_HOME:-~/.memzoi}. Existing folders and files are kept.",
-        examples=["memzoi init", "memzoi init ../other-repo --project-id my-project"],
-        exits={1: "a .memzoi folder is a symlink", 2: "usage error (PATH is not a directory, bad --project-id)"},
+        "and the private runtime directory under ${MEMZOI_HOME:-~/.memzoi}, in PATH itself. Existing folders and "
+        "files are kept. Inside another project it refuses unless --nested is given, since commands run below a "
+        "nested project no longer see the outer one.",
+        examples=["memzoi init", "memzoi init ../other-repo --project-id my-project", "memzoi init sub --nested"],
+        exits={
+            1: "a .memzoi folder is a symlink",
+            2: "usage error (PATH is not a directory, bad --project-id, PATH is inside another project without "
+            "--nested); nothing is written",
+        },
         project="creates",
     )
     p.add_argument(
@@ -60,10 +66,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         nargs="?",
         default=None,
         metavar="PATH",
-        help="project root (default: --root, else the current directory)",
+        help="the folder to make a project root, never searched upward (default: --root, else the current directory)",
     )
     p.add_argument("--project-id", help="project id written to .memzoi/config.toml ([project] id)")
-    add_root_json(p, json_help="print the created and existing paths as JSON")
+    p.add_argument(
+        "--nested",
+        action="store_true",
+        help="make a project inside another one (commands run below PATH then no longer see the outer project)",
+    )
+    add_root_json(
+        p,
+        json_help="print the created and existing paths as JSON",
+        root_help="the same as PATH (default: the current directory, never searched upward)",
+    )
     p.set_defaults(func=run)
 
 
@@ -79,11 +94,33 @@ def _project_id(config: Path) -> object:
     return project.get("id") if isinstance(project, dict) else None
 
 
+def _notes(root: Path, outer: str | None) -> list[str]:
+    """What a new project's user would otherwise learn later from ``memzoi doctor``: the outer project a nested
+    one hides, the loss outside git (said once here), and that the index is built by the first rebuild or scan."""
+    from ..judge.pathsafety import shown_local_path as shown  # noqa: PLC0415 lazy: start-up
+    from ..project.admission import worktree_root  # noqa: PLC0415 lazy: start-up
+    from ..runs.doctor import OUTSIDE_GIT  # noqa: PLC0415 lazy: start-up
+    from ..stores.store import store_path  # noqa: PLC0415 lazy: start-up
+
+    notes = []
+    if outer is not None:
+        notes.append(f"a nested project inside {shown(outer)}: commands run below here no longer see its records")
+    if worktree_root(root.resolve()) is None:
+        notes.append(OUTSIDE_GIT)
+    if not store_path(root.resolve()).exists():
+        notes.append(
+            "the index is not built yet: the first `memzoi rebuild` (or the editor's scan) builds it, so until then "
+            "`memzoi doctor` warns about it"
+        )
+    return notes
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
     from ..base.fsutil import atomic_write  # noqa: PLC0415 lazy: start-up
     from ..base.runtime import project_runtime_dir  # noqa: PLC0415 lazy: start-up
     from ..judge.pathsafety import shown_local_path as shown  # noqa: PLC0415 lazy: start-up
+    from ..judge.projectroot import enclosing_project, marks_project  # noqa: PLC0415 lazy: start-up
     from ..models.common import is_identifier  # noqa: PLC0415 lazy: start-up
 
     given = args.path or args.root or "."
@@ -93,6 +130,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.project_id is not None and not is_identifier(args.project_id):
         print("memzoi: --project-id must use lower-case letters, digits, `-` and `_`", file=sys.stderr)
+        return 2
+    outer = enclosing_project(root)
+    if outer is not None and not marks_project(str(root)) and not args.nested:
+        print(
+            f"memzoi: {shown(root.resolve())} is inside the project at {shown(outer)}; a project made here would hide that "
+            "project's records from every command run below it. Nothing was written; pass --nested to make a "
+            "separate project here anyway",
+            file=sys.stderr,
+        )
         return 2
     created: list[str] = []
     existing: list[str] = []
@@ -125,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         atomic_write(config, _TEMPLATE.format(project=project).encode("utf-8"))
         created.append(shown(config))
     runtime = project_runtime_dir(root, create=True)
+    notes = _notes(root, outer)
     if args.json:
         print(
             json.dumps(
@@ -134,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
                     "existing": existing,
                     "runtime_dir": shown(runtime),
                     "not_applied": not_applied,
+                    "notes": notes,
                 },
                 indent=2,
             )
@@ -142,6 +190,8 @@ def run(args: argparse.Namespace) -> int:
         for p in created:
             print(f"created {p}")
         print(f"runtime directory: {shown(runtime)}")
+        for line in notes:
+            print(f"note: {line}")
     for note in not_applied:
         print(f"memzoi init: {note['message']}", file=sys.stderr)
     return 0

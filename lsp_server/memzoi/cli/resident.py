@@ -227,6 +227,10 @@ def _emit(args: argparse.Namespace, c: Candidate, **extra: Any) -> int:
         emit_json(shown_paths({**c.to_json(), **extra}))
         return 0
     print(printable(f"candidate {c.id} {c.status} ({c.scope} {c.action})"))
+    if c.action == "recover" and c.error:  # where the bytes the recovery replaced are kept
+        from ..judge.pathsafety import with_shown_paths  # noqa: PLC0415 lazy: start-up
+
+        print(printable(f"  {with_shown_paths(c.error, c.target_path)}"))
     if extra.get("promoted"):
         print(printable(f"  applied at once by promotion: {c.decided_by}"))
     if extra.get("held"):

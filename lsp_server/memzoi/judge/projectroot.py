@@ -23,13 +23,30 @@ def discover(start: str | os.PathLike[str]) -> str:
     while (up := os.path.dirname(chain[-1])) != chain[-1]:
         chain.append(up)
     for d in chain:
-        m = os.path.join(d, MEMZOI_DIR)
-        if os.path.isdir(os.path.join(m, "records")) or os.path.isfile(os.path.join(m, "config.toml")):
+        if marks_project(d):
             return d
     for d in chain:
         if os.path.exists(os.path.join(d, ".git")):
             return d
     return here
+
+
+def marks_project(folder: str) -> bool:
+    """Whether ``folder`` holds ``.memzoi/records/`` or ``.memzoi/config.toml``: what makes it a project root."""
+    m = os.path.join(folder, MEMZOI_DIR)
+    return os.path.isdir(os.path.join(m, "records")) or os.path.isfile(os.path.join(m, "config.toml"))
+
+
+def enclosing_project(folder: str | os.PathLike[str]) -> str | None:
+    """The nearest project root strictly above ``folder`` (symlinks resolved; absolute), or ``None``. A project
+    made in ``folder`` would hide that one from every command run below ``folder``, since :func:`discover` takes
+    the nearest root."""
+    here = os.path.realpath(folder)
+    while (up := os.path.dirname(here)) != here:
+        if marks_project(up):
+            return up
+        here = up
+    return None
 
 
 def root_of(option: str | None) -> str:

@@ -11,7 +11,9 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
 1. the operation validates everything and computes every file's before and after bytes (:class:`ChangePlan`); a
    read-only file (``read_only``) or a secret in the actor or reason (``secret_in_text``) refuses it here;
 2. the change is recorded durably as ``applying`` with all snapshots (one ``BEGIN IMMEDIATE`` transaction);
-3. every file is checked against its before snapshot, then switched by :func:`memzoi.base.fsutil.swap_file`, which
+3. every file is checked against its before snapshot, then switched, created and rewritten files first and deletions
+   last (:func:`~.model.in_write_order`, for apply, undo and recovery alike: the content is on disk at every point
+   of a crash), by :func:`memzoi.base.fsutil.swap_file`, which
    compares the displaced bytes at the moment of the switch: an edit made meanwhile refuses the change
    (``external_drift``; files already written are put back) and is never lost; an I/O error rolls the change back
    where the disk allows (``write_failed``), and a failing ledger write refuses with the runtime error's code

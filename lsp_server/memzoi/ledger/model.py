@@ -115,6 +115,16 @@ class FileChange:
         """True when the ledger keeps only the digest of the before or after bytes."""
         return isinstance(self.before, Purged) or isinstance(self.after, Purged)
 
+    @property
+    def change(self) -> str:
+        """What the change does to the file, in the one wording every text surface uses (the CLI's change and
+        history output, the editor's answer): ``created``, ``deleted``, ``modified``, or ``unchanged`` when both
+        sides are the same state (absent before and after, or the same bytes: the files a recovery lists but
+        leaves as they are)."""
+        if self.before == self.after:
+            return "unchanged"
+        return "created" if self.before is None else "deleted" if self.after is None else "modified"
+
     def to_json(self) -> dict[str, Any]:
         """``{"path", "before": "present|absent", "after": "present|absent"}`` (SPEC §8), plus ``"purged":
         ["before"|"after", ...]`` when the ledger keeps only the digest and size of those bytes."""
@@ -127,6 +137,18 @@ class FileChange:
         if purged:
             out["purged"] = purged
         return out
+
+
+def in_write_order(
+    files: list[FileChange], *, forward: bool
+) -> list[tuple[FileChange, bytes | None | Purged, bytes | None | Purged]]:
+    """``(file, from, to)`` of every file of a change in the order the change engine writes them (``forward``: from
+    the before to the after bytes; else an undo's after to before): every file that comes to exist (created or
+    rewritten) first, deletions last, each group in the plan's order. So the content a change moves (the packet an
+    undo re-creates, the record and resolved copy an apply writes) is on disk at every point of a crash, and no
+    deletion a user might commit comes before its replacement exists."""
+    pairs = [(f, f.before, f.after) if forward else (f, f.after, f.before) for f in files]
+    return sorted(pairs, key=lambda p: p[2] is None)  # stable: the plan's order holds within each group
 
 
 @dataclass

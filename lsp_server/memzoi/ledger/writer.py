@@ -14,7 +14,7 @@ from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..base.runtime_errors import RuntimeStateError, runtime_error
 from ..judge.pathsafety import name_findings
 from .history import undo_drift
-from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
+from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal, in_write_order
 from .previewed import check_previewed
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked, refuse_unsettled
 from .schema import as_stored, holds_secret, stored_state
@@ -35,14 +35,15 @@ from .store import (
 
 
 def _write_files(root: Path, files: list[FileChange], *, forward: bool, prefix: str) -> None:
-    """Guarded atomic writes of every file from its ``from`` state to its ``to`` state.
+    """Guarded atomic writes of every file from its ``from`` state to its ``to`` state, in :func:`~.model.in_write_order`
+    (created and rewritten files first, deletions last); step ``{prefix}:file{i}:…`` is the ``i``-th file written.
 
     All files are checked first (a cheap refusal before anything is touched); then each one is switched by
     :func:`memzoi.base.fsutil.swap_file`, which compares the displaced bytes with the ``from`` state at the moment of
-    the switch and puts them back on a mismatch. A mismatch raises :class:`_Drift` (with how many files were
-    already written); an I/O error raises ``OSError`` with the file at its ``from`` or ``to`` bytes.
+    the switch and puts them back on a mismatch. A mismatch raises :class:`_Drift` (with how many files of that
+    order were already written); an I/O error raises ``OSError`` with the file at its ``from`` or ``to`` bytes.
     """
-    pairs = [(f, f.before, f.after) if forward else (f, f.after, f.before) for f in files]
+    pairs = in_write_order(files, forward=forward)
     for f, src, _ in pairs:
         if _state_or_error(root, f.path) != src:
             raise _Drift(f.path, 0)
@@ -65,10 +66,12 @@ def _write_files(root: Path, files: list[FileChange], *, forward: bool, prefix: 
 
 
 def _rollback(root: Path, files: list[FileChange], count: int, *, forward: bool) -> bool:
-    """Undo the first ``count`` writes of :func:`_write_files` (guarded); True when every file is back."""
+    """Undo the first ``count`` writes of :func:`_write_files` (the same order, guarded); True when every file is
+    back. The files coming back to exist are restored first and the ones it created removed last, as a change
+    writes them, so a crash during a rollback leaves the content on disk too."""
+    written = in_write_order(files, forward=forward)[:count]
     ok = True
-    for f in reversed(files[:count]):
-        src, dst = (f.before, f.after) if forward else (f.after, f.before)
+    for f, src, dst in sorted(reversed(written), key=lambda p: p[1] is None):
         if src == dst:
             continue
         cur = _state_or_error(root, f.path)

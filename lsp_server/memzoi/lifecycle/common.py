@@ -107,13 +107,23 @@ def packet_rel(root: Path, ref: str | os.PathLike[str]) -> str:
     return rel
 
 
-def record_ref(root: Path, ref: str) -> str:
-    """A record given by id or by path, as its record id. Raises :class:`Refusal` (``not_a_record``)."""
+def record_ref(root: Path, ref: str, *, what: str = "RECORD") -> str:
+    """A record given by id or by path (ending in ``.md``), as its record id; ``what`` names the argument in a
+    refusal. Raises :class:`Refusal`: ``outside_project`` (a path outside ``root``), ``not_a_record`` (a path
+    that is not below ``.memzoi/records``, or an id with a leading ``/``, a ``\\`` or an empty, ``.`` or ``..``
+    segment: a path spelt as an id, which a packet would carry as it is and no record has)."""
     if ref.endswith(".md"):
         rel = rel_to_root(root, ref)
         if not rel.startswith(RECORDS + "/") or not rel.endswith(".md"):
             raise Refusal("not_a_record", f"{rel}: not a record under {RECORDS}/", rel)
         return rel[len(RECORDS) + 1 : -3]
+    if ref.startswith("/") or "\\" in ref or {"", ".", ".."} & set(ref.split("/")):
+        # the value is not repeated: it is a path, which may be anything
+        raise Refusal(
+            "not_a_record",
+            f"{what} is not a record id: give the id (the path below {RECORDS} without `.md`, no `./` or `..`, "
+            "e.g. `facts/build-tool`) or the record file's path; nothing was written",
+        )
     return ref
 
 

@@ -65,8 +65,9 @@ def _shown(rel: str) -> str:
 
 
 def _main_file(result: ChangeResult) -> FileChange | None:
-    """The file a person looks for after the change: the one written (not deleted), a record first."""
-    written = [f for f in result.files if f.after is not None]
+    """The file a person looks for after the change: the one written (not deleted, not left unchanged), a record
+    first."""
+    written = [f for f in result.files if f.after is not None and f.change != "unchanged"]
     for f in written:
         if "/records/" in f"/{f.path}":
             return f
@@ -76,7 +77,8 @@ def _main_file(result: ChangeResult) -> FileChange | None:
 def change_message(result: ChangeResult) -> tuple[str, str]:
     """``(message, detail)`` of a ledgered change or undo: ``message`` is one line of at most :data:`MAX_LINE`
     characters (what happened, to what: the title the change wrote or removed, and the file a person opens next);
-    ``detail`` names the change id, its status and every file."""
+    ``detail`` names the change id, its status and every file with what the change did to it
+    (:attr:`~memzoi.ledger.FileChange.change`)."""
     main = _main_file(result)
     title = None
     if main is not None:
@@ -90,7 +92,8 @@ def change_message(result: ChangeResult) -> tuple[str, str]:
     line = " ".join(p for p in parts if p)
     if len(line) > MAX_LINE:
         line = _short(line, MAX_LINE)
-    files = ", ".join(_shown(f.path) for f in result.files)
+    # Each file worded as the CLI words it (FileChange.change): a file a recovery leaves as it is reads unchanged.
+    files = ", ".join(f"{f.change} {_shown(f.path)}" for f in result.files)
     detail = f"change {result.change_id} ({result.operation}, {result.status})" + (f"; files: {files}" if files else "")
     return line, detail
 

@@ -12,8 +12,11 @@ the editor and ``memzoi session-end`` / ``memzoi import`` never disagree.
   ``duplicate_content``; each on the candidate's first line; messages name codes and ids, never content;
 * :func:`routing_preview` is the outcome per candidate before anything is written (which packet path or runtime
   row each would create, which are blocked and why), with what apply must see unchanged (the import ``plan_id``;
-  the checkpoint set ``expected_version`` of a session-end file);
-* :func:`routing_apply` applies it: one ledgered change, refused when the state moved since the preview.
+  for a session-end file the checkpoint set ``expected_version`` and ``previewed``, the fingerprint of the input
+  file's bytes, the packets' paths and that version, :mod:`memzoi.ledger.previewed`);
+* :func:`routing_apply` applies it: one ledgered change, refused when the state moved since the preview
+  (``import_plan_stale``, ``version_conflict``, ``preview_stale``). Without ``previewed`` (the CLI, an older
+  client) a session-end file is routed as it is on disk when applied, as before.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ..base.findings import CODES, Finding, finding
 from ..judge import pathsafety
 from ..judge.revision import content_hash
 from ..judge.workspace import find_project_root
-from ..ledger import Ledger, Refusal
+from ..ledger import ChangePlan, Ledger, Refusal, dry_run, preview_fingerprint
 from ..read.text import LineIndex
 from ..read.yaml12 import load
 from ..read.yaml_tree import YMap, YSeq
@@ -198,9 +201,42 @@ def input_verdict(
     return graded(path, input_findings(root, path, text), ctx)
 
 
-def _session_preview(root: Path, text: str, where: str) -> dict[str, Any]:
+def _input_key(root: Path, path: str | os.PathLike[str]) -> str:
+    """What the fingerprint keys the input file by: its project-relative path (``/``-separated), or its absolute
+    path outside the project (the editor's inputs are inside it)."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        return str(resolved)
+
+
+def _session_fingerprint(root: Path, doc: Any, text: str, key: str, actor: str) -> tuple[str, dict[str, Any] | None]:
+    """The fingerprint of the session-end plan (:func:`.session_end.plan_session_end`) the apply would run, and the
+    classification-only report when the batch is blocked. For a batch the plan refuses (blocked, duplicate) it is
+    the fingerprint of the input file alone: the apply refuses it again unless the file changed, and then the
+    fingerprint differs."""
+    from .session_end import BatchBlocked, plan_session_end  # noqa: PLC0415 lazy: start-up
+
+    reads: dict[str, bytes | None] = {key: text.encode("utf-8", "surrogatepass")}
+    ctx: dict[str, Any] = {"actor": actor, "now": None, "operation_id": None, "fp": None, "reads": reads}
+    blocked: list[dict[str, Any]] = []
+
+    def build(r: Path) -> ChangePlan:
+        try:
+            return plan_session_end(r, doc, ctx)
+        except BatchBlocked as err:
+            blocked.append(err.report)
+        except Refusal:
+            pass
+        return ChangePlan("session_end", [], reads=reads)
+
+    return preview_fingerprint(dry_run(root, build)), (blocked[0] if blocked else None)
+
+
+def _session_preview(root: Path, text: str, where: str, key: str, actor: str) -> dict[str, Any]:
     from . import checkpoints as cps  # noqa: PLC0415 lazy: start-up
-    from .session_end import _blocked_report, _draft, _packet_id, classify  # noqa: PLC0415 lazy: start-up
+    from .session_end import _draft, _packet_id  # noqa: PLC0415 lazy: start-up
     from .session_input import parse_session_end  # noqa: PLC0415 lazy: start-up
 
     doc = parse_session_end(text, where)
@@ -209,9 +245,10 @@ def _session_preview(root: Path, text: str, where: str) -> dict[str, Any]:
     if ledger.path.exists():
         with ledger.connect() as conn:
             version = cps.set_version(conn)
-    blocked = classify(root, doc, "editor")
-    if blocked:
-        return {"kind": "session_end", "blocked": True, "expected_version": version, **_blocked_report(doc, blocked)}
+    previewed, blocked = _session_fingerprint(root, doc, text, key, actor)
+    shown = {"kind": "session_end", "expected_version": version, "previewed": previewed}
+    if blocked is not None:
+        return {**shown, "blocked": True, **blocked}
     items, reserved = [], set()
     for c in doc.candidates:
         item: dict[str, Any] = {"index": c.index, "destination": c.destination}
@@ -229,7 +266,7 @@ def _session_preview(root: Path, text: str, where: str) -> dict[str, Any]:
         else:
             item |= {"outcome": "blocked", "reasons": ["needs_review"]}
         items.append(item)
-    return {"kind": "session_end", "blocked": False, "expected_version": version, "candidates": items}
+    return {**shown, "blocked": False, "candidates": items}
 
 
 def _import_preview(root: Path, text: str, where: str, actor: str) -> dict[str, Any]:
@@ -260,9 +297,9 @@ def routing_preview(
 ) -> dict[str, Any]:
     """The outcome per candidate of the input file ``path`` (text ``text``) before anything is written:
     ``{"kind", "blocked", "candidates": [{"index", "destination", "outcome", "path"?, "proposal_id"?, "route"?,
-    "reasons"?, "matches"?}], "plan_id"? (import), "summary"? (import), "expected_version"? (session-end)}``.
-    Blocked candidates carry reason codes only. Raises :class:`Refusal` (``not_a_routing_input``, the input's
-    schema code). ``actor`` is part of an import plan's id: apply with the same one."""
+    "reasons"?, "matches"?}], "plan_id"? (import), "summary"? (import), "expected_version"? and "previewed"?
+    (session-end)}``. Blocked candidates carry reason codes only. Raises :class:`Refusal` (``not_a_routing_input``,
+    the input's schema code). ``actor`` is part of an import plan's id: apply with the same one."""
     root = Path(project_root).resolve()
     kind = input_kind(path, text)
     if kind is None:
@@ -272,7 +309,9 @@ def routing_preview(
             "candidates}}) nor an import manifest (version: memzoi/import)",
         )
     where = Path(path).name
-    return _import_preview(root, text, where, actor) if kind == "import" else _session_preview(root, text, where)
+    if kind == "import":
+        return _import_preview(root, text, where, actor)
+    return _session_preview(root, text, where, _input_key(root, path), actor)
 
 
 def routing_apply(
@@ -284,10 +323,12 @@ def routing_apply(
     plan_id: str | None = None,
     expected_version: int | None = None,
     source: str = "editor",
+    previewed: str | None = None,
 ) -> dict[str, Any]:
     """Apply the routing :func:`routing_preview` showed: ``import apply`` with its ``plan_id``, or ``session-end``
-    with the ``expected_version`` it saw (a moved state is refused: ``import_plan_stale``, ``version_conflict``).
-    Returns the command's JSON outcome. Raises :class:`Refusal`, nothing written."""
+    with the ``expected_version`` and ``previewed`` it saw (a moved state is refused: ``import_plan_stale``,
+    ``version_conflict``, ``preview_stale``; ``previewed`` ``None`` checks nothing more). Returns the command's
+    JSON outcome. Raises :class:`Refusal`, nothing written."""
     root = Path(project_root).resolve()
     kind = input_kind(path, text)
     where = Path(path).name
@@ -300,7 +341,16 @@ def routing_apply(
     if kind == "session_end":
         from .session_end import session_end  # noqa: PLC0415 lazy: start-up
 
-        return session_end(root, text=text, where=where, expected_version=expected_version, actor=actor, source=source)
+        return session_end(
+            root,
+            text=text,
+            where=where,
+            expected_version=expected_version,
+            actor=actor,
+            source=source,
+            input_path=_input_key(root, path),
+            previewed=previewed,
+        )
     raise Refusal("not_a_routing_input", f"{where} is neither a session-end file nor an import manifest")
 
 

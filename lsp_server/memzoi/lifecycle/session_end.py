@@ -36,8 +36,9 @@ from typing import Any
 from ..base.clock import utc_now
 from ..judge.pathsafety import bears_secret, shown_id
 from ..judge.revision import content_hash
-from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
+from ..ledger import ChangePlan, FileChange, Ledger, Refusal, dry_run, now_utc, run_change
 from ..ledger.local_records import VISIBLE as _LOCAL_VISIBLE
+from ..ledger.previewed import check_previewed
 from ..read.render import render_packet
 from . import checkpoints as cps, operations as ops
 from .common import PENDING, concept_slug, reserve_packet_id, verified
@@ -271,6 +272,22 @@ def _plan(root: Path, doc: SessionEnd, ctx: dict[str, Any]) -> ChangePlan:
     )
 
 
+def plan_session_end(root: Path, doc: SessionEnd, ctx: dict[str, Any]) -> ChangePlan:
+    """The change routing ``doc`` makes, as the apply runs it and the editor's preview fingerprints it
+    (:mod:`memzoi.ledger.previewed`): the packets it creates, ``reads`` from ``ctx`` (``{input file's
+    project-relative path: its bytes}``) and the checkpoint set version (``decides``). ``ctx``: ``actor``, ``now``,
+    ``operation_id``, ``fp``, ``reads``?. Raises :class:`BatchBlocked`, :class:`Refusal` (duplicates)."""
+    blocked = classify(root, doc, ctx["actor"])
+    if blocked:
+        raise BatchBlocked(_blocked_report(doc, blocked))
+    _refuse_duplicates(root, doc)
+    plan = _plan(root, doc, ctx)
+    plan.reads.update(ctx.get("reads", {}))
+    with Ledger.for_project(root).connect() as conn:
+        plan.decides["checkpoint set version"] = str(cps.set_version(conn))
+    return plan
+
+
 def _source(conn: sqlite3.Connection, checkpoint_id: str) -> tuple[SessionEnd, int]:
     cp = cps.visible(conn, checkpoint_id)
     if cp is None:
@@ -303,8 +320,11 @@ def session_end(
     actor: str,
     source: str = "cli",
     now: datetime | None = None,
+    input_path: str | None = None,
+    previewed: str | None = None,
 ) -> dict[str, Any]:
-    """Route the input ``text`` (named ``where``) or checkpoint ``checkpoint_id`` (module docstring). Returns
+    """Route the input ``text`` (named ``where``, at ``input_path`` in the project) or checkpoint ``checkpoint_id``
+    (module docstring); ``previewed``: refused (``preview_stale``) if the preview's plan changed since. Returns
     ``{"operation", "operation_id", "replayed", "status": "routed", "written", "change_id", "candidates":
     [{"index", "destination", "outcome": created|skipped|blocked, …ids}]}`` (``change_id`` ``None`` when nothing
     was to be written). Raises :class:`BatchBlocked` (classification-only report), or :class:`Refusal`
@@ -318,6 +338,8 @@ def session_end(
     inputs = {"text": text, "checkpoint_id": checkpoint_id, "expected_version": expected_version}
     fp = ops.fingerprint(OPERATION, inputs)
     ctx: dict[str, Any] = {"actor": actor, "operation_id": operation_id, "fp": fp, "now": at}
+    if input_path is not None and text is not None:
+        ctx["reads"] = {input_path: text.encode("utf-8", "surrogatepass")}
     ledger = Ledger.for_project(root)
 
     def load(conn: sqlite3.Connection) -> SessionEnd:
@@ -335,12 +357,7 @@ def session_end(
     def build(r: Path) -> ChangePlan:
         with Ledger.for_project(r).connect() as conn:
             doc = load(conn)
-        blocked = classify(r, doc, actor)
-        if blocked:
-            raise BatchBlocked(_blocked_report(doc, blocked))
-        _refuse_duplicates(r, doc)
-        ctx["doc"] = doc
-        return _plan(r, doc, ctx)
+        return plan_session_end(r, doc, ctx)
 
     try:
         with ledger.connect() as conn:  # an early answer (replay, invalid input, blocked) before the lock
@@ -349,8 +366,10 @@ def session_end(
         if blocked:
             raise BatchBlocked(_blocked_report(doc, blocked))
         if not any(c.destination in ("repo", "local", "session") for c in doc.candidates):
+            if previewed is not None:  # nothing to write, but what the preview showed must still hold
+                check_previewed(dry_run(root, build), previewed)
             return _no_write(ledger, doc, ctx)
-        run_change(root, build, actor=actor, source=source)
+        run_change(root, build, actor=actor, source=source, previewed=previewed)
     except ops.Replay as replay:
         return replay.outcome
     outcome: dict[str, Any] = ctx["outcome"]
@@ -359,16 +378,9 @@ def session_end(
 
 def _no_write(ledger: Ledger, doc: SessionEnd, ctx: dict[str, Any]) -> dict[str, Any]:
     """Only discard and needs_review candidates: nothing to write, no change; the outcome is still recorded."""
+    skip, held = {"outcome": "skipped"}, {"outcome": "blocked", "reasons": ["needs_review"]}
     items = [
-        {
-            "index": c.index,
-            "destination": c.destination,
-            **(
-                {"outcome": "skipped"}
-                if c.destination == "discard"
-                else {"outcome": "blocked", "reasons": ["needs_review"]}
-            ),
-        }
+        {"index": c.index, "destination": c.destination, **(skip if c.destination == "discard" else held)}
         for c in doc.candidates
     ]
     out = {

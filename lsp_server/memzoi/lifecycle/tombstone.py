@@ -76,7 +76,7 @@ def propose_agent_tombstone(
         raise Refusal("candidate_too_large", f"the reason is over Memzoi's limit of {FIELD_LIMIT} bytes per field")
     screen_actor(actor)
     screen_text(reason, "the reason")
-    record_id = record_ref(root, record)
+    record_id = record_ref(root, record, what="`target`")
     pending = _pending_tombstone(root, record_id)
     if pending:
         raise Refusal(

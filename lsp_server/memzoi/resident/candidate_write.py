@@ -7,13 +7,17 @@ edit before a write, and the locked apply. The operations built on it (propose, 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import blake3
+
 from ..judge.config_model import MemzoiConfig
-from ..ledger import Refusal
+from ..ledger import ChangePlan, Refusal
+from ..ledger.previewed import check_previewed
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from . import candidates as db
 from .candidates import Candidate
@@ -23,6 +27,9 @@ from .reconcile import classify, current_entries, reconcile_locked, recovery_hin
 from .scope import ResidentFile, resident_file
 from .store import ResidentStore, resident_lock, write_lock
 from .views import hand_edited, last_written
+
+#: What a reviewed decision's fingerprint keys the operation it writes by (:func:`acted`).
+OPERATION_LABEL = "the candidate's operation"
 
 
 @contextmanager
@@ -67,10 +74,17 @@ def find_candidate(candidate_id: str) -> Candidate:
 
 
 def write_entries(
-    conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, source: list[str], target: list[str], phase: str
+    conn: sqlite3.Connection,
+    store: ResidentStore,
+    cand: Candidate,
+    source: list[str],
+    target: list[str],
+    phase: str,
+    diagnostic: str | None = None,
 ) -> str:
-    """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome;
-    a failed write is classified from the file, recorded, and raised unless the file holds ``target``."""
+    """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome,
+    with ``diagnostic`` recorded on a write that landed (where the bytes it replaced are kept, say); a failed
+    write is classified from the file, recorded, and raised unless the file holds ``target``."""
     done = "applied" if phase == "apply" else "undone"
     before, after = (source, target) if phase == "apply" else (target, source)
     try:
@@ -90,7 +104,7 @@ def write_entries(
         code = err.code if isinstance(err, Refusal) else "write_failed"
         raise Refusal(code, f"{note}; candidate {cand.id} is now {status}", str(store.file.path)) from None
     step(f"{phase}:written")
-    db.set_status(conn, cand.id, done)
+    db.set_status(conn, cand.id, done, diagnostic)
     step("committed")
     return done
 
@@ -107,6 +121,28 @@ def keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: list
         store.keep_copy()
 
 
+def acted(store: ResidentStore, op: Operation, operation: str = "approve") -> ChangePlan:
+    """What writing ``op`` to ``store``'s file acts on, as a preview's fingerprint covers it
+    (:mod:`memzoi.ledger.previewed`, the one fingerprint of every reviewed change): the file's bytes (or its absence)
+    as loaded, and the operation (action, content, locator) under :data:`OPERATION_LABEL`. Nothing is ledgered:
+    the plan only carries what the review showed."""
+    shown = json.dumps([op.action, op.content, op.old_text], ensure_ascii=False).encode("utf-8", "surrogatepass")
+    decides = {OPERATION_LABEL: blake3.blake3(shown).hexdigest()}
+    return ChangePlan(operation, [], reads={str(store.file.path): store.data}, decides=decides)
+
+
+def check_acted(store: ResidentStore, op: Operation, previewed: str | None, operation: str = "approve") -> None:
+    """Refuse writing ``op`` to ``store``'s file when ``previewed`` (a preview's fingerprint, :func:`acted`) is given
+    and the file or the operation differs from what that preview showed (``preview_stale``, nothing recorded or
+    written; the file named as a path of this machine). ``None`` checks nothing (the CLI, an older client)."""
+    try:
+        check_previewed(acted(store, op, operation), previewed)
+    except Refusal as err:
+        if err.path is None:
+            raise
+        raise Refusal.of_local_path(err.code, err.message, store.file.path) from None
+
+
 def recorded_layout(conn: sqlite3.Connection, file: ResidentFile) -> Layout | None:
     """The layout recorded by the candidate that last wrote ``file`` (:func:`.views.last_written`), if any."""
     last = last_written(db.list_for_paths(conn, [str(file.path)]))
@@ -114,10 +150,18 @@ def recorded_layout(conn: sqlite3.Connection, file: ResidentFile) -> Layout | No
 
 
 def apply_locked(
-    conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str, config: MemzoiConfig | None
+    conn: sqlite3.Connection,
+    root: Path,
+    cand: Candidate,
+    actor: str,
+    config: MemzoiConfig | None,
+    previewed: str | None = None,
+    operation: str = "approve",
 ) -> Candidate:
     """Apply ``cand`` (``pending``/``failed``) in the locked session ``conn`` at most once and return it ``applied``.
-    Raises :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``)."""
+    Raises :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``;
+    ``preview_stale`` when the file or the candidate differs from the preview ``previewed`` showed: nothing
+    recorded, the candidate unchanged, :func:`check_acted`)."""
     file = owned_file(root, cand, config)
     if cand.action == "recover":
         raise Refusal("not_applicable", f"{cand.id} is a recovery; choose a recovery for {cand.recovers} instead")
@@ -128,6 +172,7 @@ def apply_locked(
         )
     with write_lock(file.path):  # before the file is read: Zuno's writers must not change it until it is recorded
         store = ResidentStore(file)
+        check_acted(store, operation_of(cand), previewed, operation)  # under both locks, before anything is recorded
         try:
             after = store.preview(operation_of(cand))
         except Refusal as err:

@@ -20,7 +20,7 @@ from ..read.text import rust_trim
 from . import candidate_write, candidates as db
 from .candidates import Candidate
 from .format import serialize
-from .locator import locate, parse_operation, preview as short, refuse_unencodable
+from .locator import Operation, locate, parse_operation, preview as short, refuse_unencodable
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore
 
@@ -29,12 +29,20 @@ REMOVE_REASON = "removed by the user"
 
 
 def edit_and_apply(
-    project_root: str | Path, candidate_id: str, content: str, *, actor: str, config: MemzoiConfig | None = None
+    project_root: str | Path,
+    candidate_id: str,
+    content: str,
+    *,
+    actor: str,
+    config: MemzoiConfig | None = None,
+    previewed: str | None = None,
 ) -> Candidate:
     """Replace the content of the ``pending``/``failed`` ``add``/``replace`` candidate ``candidate_id`` with
     ``content`` and apply it (see the module docstring). Returns the candidate, ``applied``. Raises
     :class:`Refusal`: ``not_editable`` (another action or status), the proposal's validation refusals (nothing
-    recorded), or the apply's (the candidate then ``failed``/``uncertain``, its edit kept)."""
+    recorded), ``preview_stale`` when ``previewed`` (:func:`preview_edit`'s fingerprint) is given and the file or
+    the edited operation differs from that preview (nothing recorded), or the apply's (the candidate then
+    ``failed``/``uncertain``, its edit kept)."""
     root = Path(project_root).resolve()
     cand = candidate_write.find_candidate(candidate_id)
     file = candidate_write.owned_file(root, cand, config)
@@ -48,10 +56,13 @@ def edit_and_apply(
             )
         op = parse_operation(cand.action, content, cand.old_text)
         refuse_unencodable(content=op.content)
-        ResidentStore(file).preview(op)  # validated like a proposal, before anything is recorded
+        store = ResidentStore(file)
+        candidate_write.check_acted(store, op, previewed)  # before the edit is recorded; again under the write lock
+        store.preview(op)  # validated like a proposal, before anything is recorded
         if op.content != cand.content and not db.edit_content(conn, cand.id, op.content or ""):
             raise Refusal("not_editable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
-        return candidate_write.apply_locked(conn, root, candidate_write.load_candidate(conn, cand.id), actor, config)
+        edited = candidate_write.load_candidate(conn, cand.id)
+        return candidate_write.apply_locked(conn, root, edited, actor, config, previewed)
 
 
 def remove_entry(
@@ -63,10 +74,12 @@ def remove_entry(
     reason: str | None = None,
     session_id: str | None = None,
     config: MemzoiConfig | None = None,
+    previewed: str | None = None,
 ) -> Candidate:
     """Remove the entry of ``scope`` that ``locator`` selects (a substring of exactly one distinct entry) as one
     audited step: a ``remove`` candidate recorded and applied together (see the module docstring). Returns the
-    candidate, ``applied``. Raises :class:`Refusal` (``no_match``, ``ambiguous_locator``, drift, …) with nothing
+    candidate, ``applied``. Raises :class:`Refusal` (``no_match``, ``ambiguous_locator``, drift, ``preview_stale``
+    when ``previewed``, :func:`preview_remove`'s fingerprint, is given and the file changed since, …) with nothing
     recorded, or the apply's refusal naming the candidate's status."""
     root = Path(project_root).resolve()
     config = config or project_config(root)
@@ -77,6 +90,7 @@ def remove_entry(
         store = ResidentStore(file)
         entry = store.entries[locate(store.entries, rust_trim(locator or ""))] if rust_trim(locator or "") else ""
         op = parse_operation("remove", None, entry)
+        candidate_write.check_acted(store, op, previewed, "removal")
         store.preview(op)
         now = db.now_ms()
         cand = Candidate(
@@ -98,19 +112,25 @@ def remove_entry(
             time_updated=now,
         )
         db.insert(conn, cand)
-        return candidate_write.apply_locked(conn, root, cand, actor, config)
+        return candidate_write.apply_locked(conn, root, cand, actor, config, previewed, "removal")
 
 
 def _preview(
     file: ResidentFile,
     store: ResidentStore,
-    after: list[str],
+    op: Operation,
     operation: str,
     summary: str,
     reason: str,
     candidate_id: str | None,
 ) -> dict[str, Any]:
+    """The preview's answer, with ``previewed``: the fingerprint of the file's bytes and ``op``
+    (:func:`.candidate_write.acted`) the decision takes back."""
+    from ..ledger import preview_fingerprint  # noqa: PLC0415 lazy: start-up
     from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
+
+    after = store.preview(op, keep=False)  # a preview writes nothing, no drift backup either
+    kind = "removal" if operation == "remove_entry" else "approve"
 
     return {
         "operation": operation,
@@ -124,6 +144,7 @@ def _preview(
                 "after": scrub(serialize(after)),
             }
         ],
+        "previewed": preview_fingerprint(candidate_write.acted(store, op, kind)),
     }
 
 
@@ -145,11 +166,10 @@ def preview_edit(
     op = parse_operation(cand.action, content, cand.old_text)
     refuse_unencodable(content=op.content)
     store = ResidentStore(file)
-    after = store.preview(op)
     return _preview(
         file,
         store,
-        after,
+        op,
         "approve",
         f"approve edited {cand.action} candidate {cand.id} in {file.scope} memory",
         cand.reason,
@@ -166,9 +186,9 @@ def preview_remove(
     file = resident_file(root, scope, config or project_config(root))
     store = ResidentStore(file)
     op = parse_operation("remove", None, rust_trim(locator or ""))
-    after = store.preview(op)
+    store.preview(op, keep=False)
     removed = store.entries[locate(store.entries, op.old_text or "")]
-
+    op = parse_operation("remove", None, removed)  # what remove_entry records: the entry's full text
     return _preview(
-        file, store, after, "remove_entry", f"remove `{short(removed)}` from {file.scope} memory", REMOVE_REASON, None
+        file, store, op, "remove_entry", f"remove `{short(removed)}` from {file.scope} memory", REMOVE_REASON, None
     )

@@ -35,7 +35,7 @@ from .encoding import BOM, foreign_encoding, mixed_endings, wide_encoding
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
 from .reconcile import recovery_hint, uncertain_reason
 from .scope import ResidentFile, which_file
-from .store import read_raw
+from .store import read_raw, structural_drift
 from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
 
@@ -89,7 +89,7 @@ def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Fi
         )
     out += _drift(text, spans, cap, top)
     out += threat_findings(text, file.accepted)
-    out += _hand_edits(spans, file, history, top)
+    out += _hand_edits(spans, file, history, top, _adoption(text, file, used))
     for cand in history:
         if cand.status == "uncertain":
             out.append(
@@ -104,11 +104,35 @@ def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Fi
     return sorted(out, key=lambda f: (f.start, f.end, f.code))
 
 
-def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candidate], top: int) -> list[Finding]:
+def _adoption(text: str, file: ResidentFile, used: int) -> str:
+    """How an entry written by hand is adopted into review from the file as it is: proposed unchanged (an add of an
+    existing entry records the review and writes nothing), after whatever refuses every such proposal now is fixed
+    first: drift (:func:`.store.structural_drift`, checked before anything else) or a file over its cap (Zuno
+    checks the cap on the result, which an unchanged add leaves over it)."""
+    how = (
+        f"propose it unchanged (`memzoi resident propose --scope {file.scope} --action add --content …`): an add of "
+        "an existing entry records the review and leaves the file as it is"
+    )
+    if structural_drift(text, file.cap) is not None:
+        return (
+            f"every proposal is refused while the file drifts (see resident_drift): fix that by hand first, then {how}"
+        )
+    if used > file.cap:
+        return (
+            "the file is over its cap, so a proposal that leaves it so is refused: first bring it under the cap "
+            "(remove or shorten entries by hand, or propose a `replace` or `remove`), then, to adopt it into "
+            f"review, {how}"
+        )
+    return f"to adopt it into review, {how}"
+
+
+def _hand_edits(
+    spans: list[EntrySpan], file: ResidentFile, history: list[Candidate], top: int, adopt: str
+) -> list[Finding]:
     """``resident_hand_edit`` findings: one on each entry no reviewed candidate wrote, by the hover's rule
     (:func:`.views.entry_provenance`), so a file written entirely by hand, with no candidate history, gets one on
     every entry; when every entry has a candidate but the file differs from what the last one left (an entry
-    removed or moved by hand), one on the first line."""
+    removed or moved by hand), one on the first line. ``adopt``: how such an entry is adopted (:func:`_adoption`)."""
     entries = [s.text for s in spans]
     last = last_written(history)
     since = f" since candidate {last[0].id[:12]} was {last[0].status}" if last else ""
@@ -126,10 +150,7 @@ def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candid
             )
             out.append(
                 _hand_edit(
-                    f"{head}. It reaches every prompt, but no reviewed candidate wrote this "
-                    "entry; to adopt it into review, propose it unchanged (`memzoi resident propose "
-                    f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
-                    "review and leaves the file as it is",
+                    f"{head}. It reaches every prompt, but no reviewed candidate wrote this entry; {adopt}",
                     span.start,
                     span.end,
                     last_id,

@@ -26,12 +26,13 @@ from ..base.promotion import confidence_bp, promotes
 from ..base.utf8 import utf8_bytes
 from ..base.vocabulary import RECOVERY_MODES
 from ..judge.config_model import MemzoiConfig
-from ..ledger import Refusal
+from ..ledger import Refusal, preview_fingerprint
 from ..ledger.model import rejection_reason
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..read.text import rust_trim
 from . import candidates as db
 from .candidate_write import (
+    acted,
     apply_locked,
     find_candidate,
     keep_hand_edits,
@@ -76,7 +77,8 @@ def fingerprint(scope: str, action: str, content: str | None, old_text: str | No
 def preview_apply(project_root: str | Path, candidate_id: str, *, config: MemzoiConfig | None = None) -> dict[str, Any]:
     """What approving the pending or failed candidate ``candidate_id`` would write, without writing or locking
     (the review flow's diff, issue 28): ``{"operation": "approve", "summary", "reason", "candidateId", "files":
-    [{"path", "before", "after"}]}`` with the resident file's absolute ``path`` and its text before and after.
+    [{"path", "before", "after"}], "previewed"}`` with the resident file's absolute ``path`` and its text before and
+    after; ``previewed`` is the fingerprint :func:`apply` takes (:func:`.candidate_write.acted`).
     Raises :class:`Refusal` exactly as the approve would before writing (unknown, foreign or decided candidate,
     locator, threat scan, cap)."""
     from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
@@ -90,7 +92,8 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
             f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
         )
     store = ResidentStore(file)
-    after = project_entries(store.entries, operation_of(cand))
+    op = operation_of(cand)
+    after = project_entries(store.entries, op)
     refuse_threats(after, file.accepted)
     check_cap(file.scope, after, file.cap, store.entries)
     return {
@@ -105,6 +108,7 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
                 "after": scrub(serialize(after)),
             }
         ],
+        "previewed": preview_fingerprint(acted(store, op)),
     }
 
 
@@ -171,7 +175,7 @@ def propose(
     file = resident_file(root, scope, config)
     refuse_threats([why], file.accepted, where="in the reason")
     with locked_session(file) as conn:
-        ResidentStore(file).preview(op)
+        ResidentStore(file).preview(op, keep=False)  # a refused proposal writes nothing, no backup either
         same = db.pending_same(conn, str(file.path), op.action, op.content, op.old_text)
         if same is not None:  # de-duplicated by content and locator: one candidate for one change
             return Proposed(same, False, False)
@@ -202,13 +206,22 @@ def propose(
         return Proposed(apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
 
 
-def apply(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
+def apply(
+    project_root: str | Path,
+    candidate_id: str,
+    *,
+    actor: str,
+    config: MemzoiConfig | None = None,
+    previewed: str | None = None,
+) -> Candidate:
     """Approve and apply a ``pending``/``failed`` candidate at most once; returns it ``applied``. Raises
-    :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``)."""
+    :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``;
+    ``preview_stale``, nothing recorded, when ``previewed``, :func:`preview_apply`'s fingerprint, is given and the
+    file or the candidate changed since that preview; without it the file is read as it is, as before)."""
     root = Path(project_root).resolve()
     cand = find_candidate(candidate_id)
     with locked_session(owned_file(root, cand, config)) as conn:
-        return apply_locked(conn, root, load_candidate(conn, cand.id), actor, config)
+        return apply_locked(conn, root, load_candidate(conn, cand.id), actor, config, previewed)
 
 
 def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
@@ -281,7 +294,9 @@ def recover(
 
     ``restore-before`` writes the candidate's before entries (it becomes ``failed``, or ``undone`` when an undo
     was in flight), ``complete-after`` its after entries (``applied``), ``accept`` keeps the file (``failed``).
-    The current bytes are copied to a ``.bak.<unix-seconds>`` file before a write. Returns the recovery candidate.
+    The current bytes are copied to a ``.bak.<unix-seconds>`` file before a write, and the recovery candidate's
+    diagnostic names that file (the hand edit a ``complete-after`` or ``restore-before`` replaced is there).
+    Returns the recovery candidate.
     """
     if mode not in RECOVERY_MODES:
         raise Refusal("invalid_recovery", f"recovery mode must be one of {', '.join(RECOVERY_MODES)}")
@@ -300,8 +315,8 @@ def recover(
             target = {"restore-before": cand.before, "complete-after": cand.after, "accept": store.entries}[mode]
             if target is None:
                 raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
-            if target != store.entries and store.exists:
-                store.keep_copy()
+            saved = store.keep_copy() if target != store.entries and store.exists else None
+            note = f"the file's bytes before this recovery are kept in {saved}" if saved is not None else None
             store.layout = store.layout.fill(Layout.from_json(cand.layout) or recorded_layout(conn, file))
             now = db.now_ms()
             rec = Candidate(
@@ -328,7 +343,7 @@ def recover(
             if not db.begin_apply(conn, rec.id, store.entries, target, actor, store.layout.to_json()):
                 raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
             step("recorded")
-            write_entries(conn, store, rec, store.entries, target, "apply")
+            write_entries(conn, store, rec, store.entries, target, "apply", note)
         return load_candidate(conn, rec.id)
 
 

@@ -11,8 +11,9 @@ A :class:`ResidentStore` remembers the file's stamp (mtime and size, taken befor
 Bytes are decoded by :mod:`.encoding` (UTF-8, with or without a byte order mark, LF, CRLF or CR; UTF-16/32 and
 other undecodable files are refused ``unreadable``, never written), and a write keeps the file's layout (its line
 endings, byte order mark and surrounding whitespace); a file mixing line endings is drift (``LineEndings``).
-On drift the exact bytes are copied to ``<name>.bak.<unix-seconds>`` beside the file and the write is refused
-(``external_drift``), the file untouched. Then the current entries must equal the expected snapshot
+On drift the exact bytes are copied to ``<name>.bak.<unix-seconds>`` beside the file (a copy already holding them
+is named instead) and the write is refused (``external_drift``), the file untouched; a proposal or a preview that
+finds drift is refused with nothing copied (it would write nothing). Then the current entries must equal the expected snapshot
 (``state_mismatch`` otherwise), the replacement is threat-scanned and capped, and the file is replaced with
 :func:`memzoi.base.fsutil.atomic_write`, keeping its mode. Writers hold memzoi's lock of the file
 (:func:`resident_lock`) and the companion lock Zuno's writers take (:func:`write_lock`).
@@ -193,7 +194,12 @@ def structural_drift(text: str, cap: int) -> str | None:
 
 def backup(path: Path, data: bytes, mode: int | None) -> Path:
     """Copy ``data`` (the drifted bytes of ``path``) to ``<name>.bak.<unix-seconds>`` beside it, keeping the mode;
-    a later second is used when that name already holds other bytes. Returns the backup path."""
+    a later second is used when that name already holds other bytes. A backup beside it that already holds exactly
+    ``data`` is returned instead (:func:`_kept`): a refusal retried over the same bytes adds no copy. Returns the
+    backup path."""
+    kept = _kept(path, data)
+    if kept is not None:
+        return kept
     secs = int(time.time())
     while True:
         target = path.with_name(f"{path.name}.bak.{secs}")
@@ -204,6 +210,28 @@ def backup(path: Path, data: bytes, mode: int | None) -> Path:
     if existing is None:
         atomic_write(target, data, mode=mode if mode is not None else NEW_FILE_MODE)
     return target
+
+
+def _kept(path: Path, data: bytes) -> Path | None:
+    """The newest ``<name>.bak.<unix-seconds>`` regular file beside ``path`` that holds exactly ``data``, or
+    ``None``. Only same-sized files are read; an unreadable one is passed over."""
+    prefix = f"{path.name}.bak."
+    found = []
+    try:
+        with os.scandir(path.parent) as it:
+            for entry in it:
+                if entry.name.startswith(prefix) and entry.name[len(prefix) :].isdigit():
+                    found.append((int(entry.name[len(prefix) :]), entry))
+    except OSError:
+        return None
+    for _secs, entry in sorted(found, key=lambda f: f[0], reverse=True):
+        try:
+            same_size = entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_size == len(data)
+            if same_size and read_state(Path(entry.path)) == data:  # a regular file only: a FIFO would block
+                return Path(entry.path)
+        except OSError:
+            continue
+    return None
 
 
 class ResidentStore:
@@ -225,8 +253,11 @@ class ResidentStore:
         """Whether the file existed at load."""
         return self.stamp is not None
 
-    def check_drift(self) -> None:
-        """Re-read the file and refuse (``external_drift``) when a drift check fails, after backing it up."""
+    def check_drift(self, *, keep: bool = True) -> None:
+        """Re-read the file and refuse (``external_drift``) when a drift check fails, after backing it up (Zuno's
+        ``ExternalDrift`` names its backup) when ``keep``: a check that stands for a write. A proposal or a
+        preview, which would write nothing anyway, passes ``keep=False`` and leaves no file behind (a retried
+        proposal made a copy each time)."""
         stamp, data, mode = read_raw(self.file.path)
         text = decode(data, self.file.path)[0] if data is not None else None
         reason = structural_drift(text, self.file.cap) if text is not None else None
@@ -238,7 +269,7 @@ class ResidentStore:
             )
         if reason is None:
             return
-        saved = backup(self.file.path, data, mode) if data is not None else None
+        saved = backup(self.file.path, data, mode) if data is not None and keep else None
         kept = f"; its bytes are kept in {saved}" if saved else ""
         raise Refusal(
             "external_drift",
@@ -247,10 +278,11 @@ class ResidentStore:
             str(self.file.path),
         )
 
-    def preview(self, op: Operation) -> list[str]:
+    def preview(self, op: Operation, *, keep: bool = True) -> list[str]:
         """The after snapshot of ``op`` (the store's ``entries`` is the before snapshot), validated as the write
-        will be: drift, locator, threat scan, cap. Raises :class:`Refusal`; writes only a drift backup."""
-        self.check_drift()
+        will be: drift, locator, threat scan, cap. Raises :class:`Refusal`; writes only a drift backup, and that
+        only when ``keep`` (:meth:`check_drift`)."""
+        self.check_drift(keep=keep)
         after = project(self.entries, op)
         refuse_threats(after, self.file.accepted)
         check_cap(self.file.scope, after, self.file.cap, self.entries)

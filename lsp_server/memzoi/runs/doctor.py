@@ -138,16 +138,18 @@ def _plane_checks(report: _Report, root: Path, memzoi_dir: Path, linked: list[Pa
         )
 
 
+#: What a project outside git loses (the ``git`` check's words; ``memzoi init`` says them once too).
+OUTSIDE_GIT = (
+    "not inside a git worktree: records cannot be reviewed through git, and attested records are refused "
+    "(review-visibility)"
+)
+
+
 def _git_check(report: _Report, root: Path) -> None:
     """``git``: whether ``root`` is inside a git worktree."""
     top = worktree_root(root)
     if top is None:
-        report.check(
-            "git",
-            "skip",
-            "not inside a git worktree: records cannot be reviewed through git, and attested "
-            "records are refused (review-visibility)",
-        )
+        report.check("git", "skip", OUTSIDE_GIT)
     else:
         report.check("git", "ok", f"git worktree at {shown_local_path(top)}")
 
@@ -349,4 +351,4 @@ def _judgement_checks(report: _Report, index: Index) -> None:
         )
 
 
-__all__ = ["diagnose"]
+__all__ = ["OUTSIDE_GIT", "diagnose"]

@@ -1,6 +1,7 @@
 // Routing of an agent's session-end file or an import manifest (issue 33): the lines of the preview the server
 // gives (`memzoi.routing.preview`) and the Apply/Cancel question, then the arguments of `memzoi.routing.apply`
-// (what the preview saw: the import `plan_id`, the session-end `expected_version`). Pure logic (no `vscode`).
+// (what the preview saw: the import `plan_id`, the session-end `expected_version` and `previewed`, the fingerprint
+// of the file and the plan the preview showed, so an edit since is refused: `preview_stale`). Pure logic (no `vscode`).
 
 /** One candidate of a routing preview: its index, destination, outcome and where it goes or why not. */
 export interface RoutingCandidate {
@@ -20,6 +21,7 @@ export interface RoutingPreview {
   candidates: RoutingCandidate[];
   plan_id?: string;
   expected_version?: number;
+  previewed?: string;
   actor?: string;
 }
 
@@ -28,7 +30,8 @@ export function routingPreview(result: unknown): RoutingPreview | undefined {
   const r = result as Partial<RoutingPreview> | undefined;
   if (!r || typeof r.kind !== 'string' || !Array.isArray(r.candidates)) return undefined;
   return { kind: r.kind, blocked: r.blocked === true, candidates: r.candidates, plan_id: r.plan_id,
-    expected_version: r.expected_version, actor: r.actor };
+    expected_version: r.expected_version, actor: r.actor,
+    previewed: typeof r.previewed === 'string' && r.previewed ? r.previewed : undefined };
 }
 
 /** One line per candidate: `[0] repo → create_proposal .memzoi/proposals/pending/x.md`, or the blocking codes. */
@@ -57,6 +60,7 @@ export function routingApplyArg(uri: string, preview: RoutingPreview): Record<st
   const arg: Record<string, unknown> = { uri };
   if (preview.plan_id !== undefined) arg.plan_id = preview.plan_id;
   if (preview.expected_version !== undefined) arg.expected_version = preview.expected_version;
+  if (preview.previewed !== undefined) arg.previewed = preview.previewed;
   if (preview.actor !== undefined) arg.actor = preview.actor;
   return arg;
 }

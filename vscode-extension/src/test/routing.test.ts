@@ -33,3 +33,14 @@ test('apply carries what the preview saw', () => {
   assert.deepEqual(routingApplyArg('file:///ws/s.yml', s), { uri: 'file:///ws/s.yml', expected_version: 3 });
   assert.equal(routingPreview({ files: [] }), undefined);
 });
+
+test('a session-end apply carries the preview\'s fingerprint, so a file edited since is refused', () => {
+  const s = routingPreview({ kind: 'session_end', blocked: false, expected_version: 0, previewed: 'mzp1.abc', candidates: [] });
+  assert.ok(s);
+  assert.deepEqual(routingApplyArg('file:///ws/s.yml', s),
+    { uri: 'file:///ws/s.yml', expected_version: 0, previewed: 'mzp1.abc' });
+  // an older server's preview has none: the apply is sent as before
+  const old = routingPreview({ kind: 'session_end', blocked: false, expected_version: 0, previewed: '', candidates: [] });
+  assert.ok(old);
+  assert.equal('previewed' in routingApplyArg('file:///ws/s.yml', old), false);
+});

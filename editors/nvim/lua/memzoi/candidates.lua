@@ -239,7 +239,7 @@ local VERBS = { approve = 'Approved', reject = 'Rejected', undo = 'Undid', recov
 function X.resident_decide(client, bufnr, verb, arg)
   local memzoi = require('memzoi')
   local command = 'memzoi.resident.' .. verb
-  local function run(cmd, a)
+  local function run(cmd, a, on_refused)
     ui.request(client, bufnr, cmd, a, ('%s candidate'):format(verb), function(result)
       local msg = type(result) == 'table' and type(result.message) == 'string' and result.message
         or ('%s candidate %s (%s)'):format(VERBS[verb] or verb, tostring(a.candidate_id):sub(1, 16),
@@ -251,7 +251,7 @@ function X.resident_decide(client, bufnr, verb, arg)
       if fname then
         require('memzoi.sync').changed({ touched = { { uri = vim.uri_from_fname(fname), deleted = false } } })
       end
-    end)
+    end, on_refused) -- the review flow offers a new preview on `preview_stale`
   end
   if (verb == 'approve' or verb == 'edit' or verb == 'remove') and memzoi.options.confirm_writes then
     return require('memzoi.review').review(client, bufnr, { command = command, arg = arg }, run)

@@ -2,8 +2,9 @@
 --- (`version: memzoi/import`) routed from the editor. `:Memzoi route` (or the *Plan memory routing* code action)
 --- asks the server for the preview (`memzoi.routing.preview`: per candidate the packet path or runtime route it
 --- would create, or the reason codes that block it), shows it in the quickfix list, and only on "Apply" runs
---- `memzoi.routing.apply` with what the preview saw (the import `plan_id`, the session-end `expected_version`):
---- one ledgered change, refused when the state moved since.
+--- `memzoi.routing.apply` with what the preview saw (the import `plan_id`, the session-end `expected_version` and
+--- `previewed`, the fingerprint of the file and plan shown): one ledgered change, refused when the state moved
+--- since; a file changed since the preview (`preview_stale`) gets "Preview again".
 local X = {}
 local ui = require('memzoi.ui')
 
@@ -67,13 +68,21 @@ function X.route(client, bufnr)
         return ui.notify('routing cancelled: nothing written')
       end
       local arg = { uri = uri, plan_id = preview.plan_id, expected_version = preview.expected_version,
-        actor = preview.actor }
+        actor = preview.actor, previewed = preview.previewed }
       ui.request(client, bufnr, 'memzoi.routing.apply', arg, 'routing', function(result)
         local n = #(result.writes or {})
         if result.candidates then
           n = #vim.tbl_filter(function(c) return c.outcome == 'created' end, result.candidates)
         end
         ui.notify(('routed: %d written%s'):format(n, result.change_id and (', change ' .. result.change_id) or ''))
+      end, function(err)
+        if require('memzoi.review').is_stale(err) then
+          vim.ui.select({ 'Preview again', 'Cancel' }, { prompt = 'The file changed since the preview. ' }, function(again)
+            if again == 'Preview again' then
+              X.route(client, bufnr)
+            end
+          end)
+        end
       end)
     end)
   end)

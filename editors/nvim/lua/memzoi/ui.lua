@@ -46,12 +46,17 @@ end
 
 --- Sends `command` with the one argument `arg` to the server and reports a refusal (an error response) once, as
 --- "`what` refused: …"; the outcome is kept as `require('memzoi').last_result` / `.last_error` for inspection.
-function X.request(client, bufnr, command, arg, what, on_result)
+--- `on_refused(err)`, when given, is called after a refusal is shown (a review offers a new preview when stale).
+function X.request(client, bufnr, command, arg, what, on_result, on_refused)
   client:request('workspace/executeCommand', { command = command, arguments = { arg } }, function(err, result)
     local memzoi = require('memzoi')
     if err then
       memzoi.last_error = err
-      return X.notify(('%s refused: %s'):format(what, X.refusal(err)), vim.log.levels.ERROR)
+      X.notify(('%s refused: %s'):format(what, X.refusal(err)), vim.log.levels.ERROR)
+      if on_refused then
+        on_refused(err)
+      end
+      return
     end
     memzoi.last_result = result
     on_result(result)
