@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 def code_lenses(ls: ReadSession, snap: Snapshot) -> list[types.CodeLens]:
     """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
-    (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
+    (and *Route to local memory* where it fits; no *Reject…* while an uncertain change holds the packet:
+    ``Readiness.held``); *Superseded by …* on records another record replaces."""
     role = snap.analysis.placement.role
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3))
     out: list[types.CodeLens] = []
@@ -50,9 +51,12 @@ def code_lenses(ls: ReadSession, snap: Snapshot) -> list[types.CodeLens]:
                         ),
                     )
                 )
-        out.append(
-            types.CodeLens(range=top, command=types.Command(title="Reject…", command=commandids.REJECT, arguments=args))
-        )
+        if verdict is None or not verdict.held:  # an uncertain change holding the packet refuses a reject too
+            out.append(
+                types.CodeLens(
+                    range=top, command=types.Command(title="Reject…", command=commandids.REJECT, arguments=args)
+                )
+            )
     elif role is Role.RECORD:
         rid = snap.analysis.placement.identity
         by = provenance.superseded_by(ls, snap, rid) if rid else []

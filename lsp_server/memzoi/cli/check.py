@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ],
         exits={
             0: "no finding at or above --fail-on",
-            1: "a finding at or above --fail-on (default: error), or the checked .memzoi/config.toml is invalid",
+            1: "a finding at or above --fail-on (default: error), the checked .memzoi/config.toml is invalid, or "
+            "a change touching a checked file is uncertain or was interrupted (ledger_uncertain: run memzoi reconcile)",
             2: "usage error (a missing path, bad options), or no PATH and not inside a project",
         },
         project="optional",
@@ -194,8 +195,9 @@ def run(args: argparse.Namespace) -> int:
     if fmt in ("text", "github") and not args.quiet:
         _print_summary(report)
     threshold = _FAIL_ON[args.fail_on]
-    failing = any(l.finding.severity <= threshold for l in report.findings)
-    # An invalid configuration fails the check in every format (its invalid_config findings are errors).
+    failing = any(l.finding.severity <= threshold or l.finding.code == "ledger_uncertain" for l in report.findings)
+    # An invalid configuration fails the check in every format (its invalid_config findings are errors), and so
+    # does a half-written change (ledger_uncertain, a warning in the editor): a pre-commit hook must not pass it.
     return 1 if failing or config_errors else 0
 
 

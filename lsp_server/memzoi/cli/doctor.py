@@ -24,9 +24,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "stale or changed entries, full-text integrity), refused records, the runtime directory, and SQLite's "
         "integrity check of the ledger and the resident candidate database (a damaged one is an error: memzoi "
         "never replaces it, and the next steps say how to keep a copy and export what is readable), with the "
-        "next steps. Never writes.",
+        "next steps, and every change a dead process left in flight or that is uncertain, with what to run "
+        "(`memzoi reconcile`, `memzoi reconcile --recover`). Never writes.",
         examples=["memzoi doctor", "memzoi doctor --json --root ../other-repo"],
-        exits={0: "every check is ok", 1: "a check warns or finds an error (see the next steps)"},
+        exits={
+            0: "every check is ok",
+            1: "a check warns or finds an error, or a change is in flight or uncertain (see the next steps)",
+        },
     )
     add_common(p, actor=False)
     p.set_defaults(func=run)

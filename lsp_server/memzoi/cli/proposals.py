@@ -150,6 +150,8 @@ def run_list(args: argparse.Namespace) -> int:
         blocked = f"  [blocked: {', '.join(codes)}]" if codes else ""
         # ids and titles come from committed file names and frontmatter: escaped so none drives the terminal
         print(printable(f"{i.id}  {i.action or '?'}  {i.shown_title}{blocked}"))
+        for b in i.readiness.held:  # no change of the packet can run, a reject included: say why and what to run
+            print(printable(f"    {b.code}: {b.message}"))
         details = i.details()
         if details:
             print(printable(f"    {'; '.join(details)}"))

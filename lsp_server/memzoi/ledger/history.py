@@ -10,7 +10,7 @@ from typing import Any
 
 from ..base.findings import Finding, finding
 from ..base.runtime_errors import RuntimeStateError, damage, damaged
-from .model import ChangeRecord, Purged, Refusal
+from .model import ChangeRecord, Purged, Refusal, unsettled
 from .store import Ledger, _root, _state_or_error
 
 
@@ -174,7 +174,8 @@ def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, curre
 def ledger_findings(
     uncertain: list[ChangeRecord], last: ChangeRecord | None, rel_path: str, current: bytes | None, text: str
 ) -> list[Finding]:
-    """``ledger_uncertain`` for each uncertain change touching a file, and ``ledger_drift`` when the file's bytes
+    """``ledger_uncertain`` for each uncertain change touching a file (or one in flight that reconciliation would
+    make uncertain: :class:`~memzoi.ledger.view.LedgerView`; the message is :func:`~memzoi.ledger.model.unsettled`), and ``ledger_drift`` when the file's bytes
     (``current``, ``None`` = absent) differ from what its ``last`` applied change wrote (SPEC §4, §6).
 
     ``rel_path`` is the file's project-relative ``/`` path; findings are anchored on the first line of ``text``
@@ -186,8 +187,7 @@ def ledger_findings(
         out.append(
             finding(
                 "ledger_uncertain",
-                f"change {change.id} ({change.operation}) touching this file could not be classified after a "
-                "crash: recover it explicitly (restore before, complete after, or accept as is)",
+                unsettled(change),
                 0,
                 end,
                 change_id=change.id,

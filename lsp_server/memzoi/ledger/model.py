@@ -19,6 +19,8 @@ from ..judge.pathsafety import bears_secret, shown_local_path, shown_path, with_
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
 SOURCES = ("editor", "cli", "mcp")
 RECONCILED = "reconciled after process restart without replay"
+#: The code of a change refused because it touches a file of an uncertain change (settle that one first).
+UNCERTAIN_CHANGE = "uncertain_change"
 
 
 class Refusal(Exception):
@@ -248,3 +250,24 @@ class Reconciled:
     change_id: str
     previous: str
     status: str
+
+
+def unsettled(change: ChangeRecord, where: str = "touching this file") -> str:
+    """What to say of the ``uncertain`` ``change`` (or of one still ``applying``/``undoing`` that reconciliation would
+    make uncertain) to a file it touches: the ``ledger_uncertain`` finding, the ``uncertain_change`` refusal of any
+    other change of the file and the editor's disabled actions all say this, and how to settle it (SPEC §6).
+    ``where`` names the files (``memzoi doctor`` says how many)."""
+    how = (
+        f"`memzoi reconcile --recover {change.id} restore-before|complete-after|accept` "
+        "(or the editor's Recover actions)"
+    )
+    if change.status in ("applying", "undoing"):
+        state = (
+            f"was left {change.status} by a process that ended, and its files match neither its before nor its "
+            "after snapshot"
+        )
+        how = f"run `memzoi reconcile`, then settle it with {how}"
+    else:
+        state = "could not be classified after a crash (uncertain)"
+        how = f"settle it before any other change of its files with {how}"
+    return f"change {change.id} ({change.operation}) {where} {state}: {how}"

@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 
 from ..base.fsutil import read_state, temp_pattern
-from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
-from ..base.runtime import LEDGER_DB
-from .model import RECONCILED, FileChange, Reconciled, Refusal
+from ..base.lock import DEFAULT_TIMEOUT, LockBusy, hold, lifecycle_lock
+from ..base.runtime import LEDGER_DB, LOCK_FILE
+from .model import RECONCILED, UNCERTAIN_CHANGE, ChangePlan, ChangeRecord, FileChange, Reconciled, Refusal, unsettled
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
 
 
@@ -51,6 +51,84 @@ def _cleanup_temps(root: Path, files: list[FileChange]) -> None:
                     entry.unlink()
                 except OSError:
                     pass
+
+
+def foreseen(root: Path, change: ChangeRecord) -> str:
+    """The status reconciliation would give the in-flight (``applying``/``undoing``) ``change`` now (the table of
+    :mod:`memzoi.ledger`), found read-only: the files are compared with the snapshots, nothing is written."""
+    return _classify(root, change.files, "apply" if change.status == "applying" else "undo")
+
+
+def writer_alive(root: Path) -> bool:
+    """Whether a process holds the lifecycle lock of the project at ``root`` now (a live change, which finishes or
+    reconciles its own): the lock is taken and let go at once, without waiting, and never created. A lock file
+    that cannot be opened counts as held (nothing is foreseen of a change whose writer cannot be ruled out)."""
+    try:
+        fd = hold(cached_runtime_dir(root, create=False) / LOCK_FILE, create=False)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+def refuse_unsettled(ledger: Ledger, conn: sqlite3.Connection, plan: ChangePlan) -> None:
+    """Refuse (``uncertain_change``) ``plan`` when it touches a file of an ``uncertain`` change: run under the lock
+    after reconciliation, so a change a dead process left in flight is classified first. A recovery (operation
+    ``recover``) is what settles such a change and is never refused here; undo is not planned through here."""
+    if plan.operation == "recover":
+        return
+    paths = {f.path for f in plan.files}
+    for change in ledger.by_status(conn, "uncertain"):
+        hit = next((f.path for f in change.files if f.path in paths), None)
+        if hit is not None:
+            raise Refusal(UNCERTAIN_CHANGE, f"{hit}: {unsettled(change)}, and retry; nothing was changed", hit)
+
+
+def unsettled_report(project_root: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """``(message, what to run)`` of every change of the project's ledger that a process left in flight
+    (``applying``/``undoing``) and of every ``uncertain`` one, oldest first, as ``memzoi doctor`` reports them. An
+    in-flight change whose process is gone says what reconciliation will make of it (:func:`foreseen`). Read-only:
+    nothing is reconciled, and the lock is only looked at (:func:`writer_alive`); ``[]`` without a ledger."""
+    root = _root(project_root)
+    ledger = Ledger.for_project(root, create=False)
+    if not ledger.path.exists():
+        return []
+    with ledger.connect() as conn:
+        changes = ledger.by_status(conn, "applying", "undoing", "uncertain")
+    alive: bool | None = None
+    out = []
+    for change in changes:
+        where = f"of {len(change.files)} file(s)"
+        settle = (
+            f"settle change {change.id}: `memzoi reconcile --recover {change.id} restore-before|complete-after|accept`"
+        )
+        if change.status == "uncertain":
+            out.append((unsettled(change, where), f"{settle} (`memzoi history` shows its files)"))
+            continue
+        alive = writer_alive(root) if alive is None else alive
+        head = f"change {change.id} ({change.operation})"
+        if alive:
+            out.append(
+                (f"{head} is {change.status} in a live memzoi process", "run `memzoi doctor` again when it is done")
+            )
+            continue
+        status = foreseen(root, change)
+        if status == "uncertain":
+            out.append((unsettled(change, where), f"run `memzoi reconcile`, then {settle}"))
+            continue
+        side = "after" if status == "applied" else "before"
+        out.append(
+            (
+                f"{head} was left {change.status} by a process that ended; its files are all at their {side} bytes, "
+                f"so reconciliation records it {status} (nothing is replayed)",
+                "run `memzoi reconcile`",
+            )
+        )
+    return out
 
 
 def _reconcile_locked(root: Path, ledger: Ledger, conn: sqlite3.Connection) -> list[Reconciled]:

@@ -21,6 +21,7 @@ from ..base.runtime import LEDGER_DB
 from ..base.runtime_errors import RuntimeStateError
 from .history import history, ledger_findings
 from .model import ChangeRecord
+from .reconcile import foreseen, writer_alive
 from .store import cached_runtime_dir
 
 log = logging.getLogger("memzoi.ledger")
@@ -41,6 +42,11 @@ class LedgerView:
     seen. Not ``live`` (a batch run such as ``memzoi check``, which asks once per file): the ledger is read at
     the first question and kept for the run, and a project whose ledger touched no file answers without
     resolving the file's path.
+
+    A change still ``applying``/``undoing`` while no process holds the lifecycle lock (its process died) counts
+    as what reconciliation would make of it (:func:`~memzoi.ledger.reconcile.foreseen`, read-only): ``uncertain``
+    or ``applied``; nothing is written, so ``memzoi check`` stays read-only and agrees with the editor, which
+    reconciles as it starts.
     """
 
     def __init__(self, root: Path, *, live: bool = True) -> None:
@@ -82,14 +88,22 @@ class LedgerView:
             changes = []
             if isinstance(err, RuntimeStateError) and err.code == "corrupt_database":
                 damage = err
+        alive: bool | None = None  # whether a live process holds the lifecycle lock: asked once, when needed
         for change in reversed(changes):  # oldest first, so `last` ends as the newest applied change
+            status = change.status
+            if status in ("applying", "undoing"):
+                # A change a dead process left in flight reads as reconciliation would make it (SPEC §6, the
+                # one verdict of check, index and editor); a live writer's own change is left to it.
+                alive = writer_alive(self.root) if alive is None else alive
+                status = status if alive else foreseen(self.root, change)
             for f in change.files:
                 entry = files.setdefault(f.path, FileLedger())
-                if change.status == "uncertain":
+                if status == "uncertain":
                     entry.uncertain.append(change)
-                elif change.status == "applied":
+                elif status == "applied":
                     entry.last = change
-        self._files, self._stamp, self.damage = files, stamp, damage
+        # While a live writer holds a change in flight, the next question reads again (it may die meanwhile).
+        self._files, self._stamp, self.damage = files, None if alive else stamp, damage
 
     def for_file(self, path: str | os.PathLike[str]) -> FileLedger:
         """Facts of ``path`` (empty when the ledger never touched it)."""

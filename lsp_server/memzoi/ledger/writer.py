@@ -16,7 +16,7 @@ from ..judge.pathsafety import name_findings
 from .history import undo_drift
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal, in_write_order
 from .previewed import check_previewed
-from .reconcile import _classify, _cleanup_temps, _reconcile_locked
+from .reconcile import _classify, _cleanup_temps, _reconcile_locked, refuse_unsettled
 from .schema import as_stored, holds_secret, stored_state
 from .store import (
     Ledger,
@@ -172,8 +172,9 @@ def dry_run(
     after reconciliation, with the same path checks), without recording or writing anything. Raises
     :class:`Refusal` when the change would be refused."""
     root = _root(project_root)
-    with _locked(root, lock_timeout) as (_ledger, _conn):
+    with _locked(root, lock_timeout) as (ledger, conn):
         plan = build(root)
+        refuse_unsettled(ledger, conn, plan)
         _refuse_secret_paths(plan)
         _refuse_unwritable(root, plan.files, forward=True)
         return plan
@@ -220,7 +221,8 @@ def run_change(
 
     Returns the result (status ``applied``); raises :class:`Refusal` when the build refuses, on external drift
     (``external_drift``: the change is recorded ``failed``, no file changed) or when the write fails
-    (``write_failed``: recorded ``failed`` or ``uncertain`` after comparing the files). ``previewed``: the
+    (``write_failed``: recorded ``failed`` or ``uncertain`` after comparing the files), and when a file of the plan
+    is one an ``uncertain`` change touches (``uncertain_change``; a recovery is let through). ``previewed``: the
     fingerprint of the preview the person saw; any file changed since refuses it (:mod:`.previewed`).
     """
     if source not in SOURCES:
@@ -228,6 +230,7 @@ def run_change(
     root = _root(project_root)
     with _locked(root, lock_timeout) as (ledger, conn):
         plan = build(root)
+        refuse_unsettled(ledger, conn, plan)
         check_previewed(plan, previewed)  # under the lock, against the before bytes the writes are guarded by
         _step("planned")
         paths = [f.path for f in plan.files]

@@ -3,12 +3,13 @@ actions on records and packets (each surface only names and draws them).
 
 * A pending packet offers Review first (the safe default: the clients show the exact diff of every file the
   change writes, then Apply or Cancel; issue 28), then Apply (and its preview) as the can-apply rule (:mod:`memzoi.lifecycle.readiness`)
-  says, Reject always, and Route to local memory where the git-plane gate is what blocks it.
+  says, Reject always (blocked only while an uncertain change touches the packet: ``Readiness.held``), and Route
+  to local memory where the git-plane gate is what blocks it.
 * An active record offers Supersede and Tombstone (each with a preview); a record whose reviewed content changed
   after its attestation or its last ledgered write (``stale_attestation``, ``ledger_drift``) offers Re-attest,
   with a preview of the hand edit it accepts. Each is blocked, with every reason, by the rule its command refuses
   by (:func:`memzoi.lifecycle.readiness.record_blockers`: a finding that blocks a write, such as a credential, or
-  a record that is not active).
+  a record that is not active, or an uncertain change touching it: ``uncertain_change``).
 * Any file offers Undo of its last applied change while the ledger can still restore its exact before bytes, and
   each recovery mode of every uncertain change touching it (:data:`memzoi.ledger.model.RECOVERY_MODES`).
 
@@ -56,7 +57,9 @@ def packet_offers(readiness: Readiness, unsaved: str | None) -> list[Offer]:
     """Review (first: the preferred action), Apply (with preview), Reject and, where it fits, Route to local
     memory for a pending packet."""
     apply_blocked = "; ".join(r for r in (unsaved, readiness.blocked_reason()) if r) or None
-    out = [Offer("review", unsaved), Offer("apply", apply_blocked, preview=True), Offer("reject", unsaved)]
+    # An uncertain change touching the packet blocks a reject too (the ledger refuses it: readiness.held).
+    reject_blocked = "; ".join(r for r in (unsaved, describe(readiness.held)) if r) or None
+    out = [Offer("review", unsaved), Offer("apply", apply_blocked, preview=True), Offer("reject", reject_blocked)]
     if readiness.can_route_local:
         out.append(Offer("route_local", unsaved))
     return out

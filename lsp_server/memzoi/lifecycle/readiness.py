@@ -14,6 +14,9 @@ What blocks an apply (Memzoi ``proposal-files apply``, reference §2.5, and its 
 * the target preconditions of a supersede or tombstone (``proposal_target_inactive``, ``proposal_target_stale``,
   ``proposal_cross_scope``, and a target that does not exist);
 * an identity already applied or rejected (terminal in Memzoi), and a record path the new record would take;
+* a file of the packet that an ``uncertain`` change touches (``uncertain_change``, from its ``ledger_uncertain``
+  finding: the ledger refuses any change of such a file until that change is settled, so Reject and Route to local
+  memory are blocked too, by :attr:`Readiness.held`);
 * a title whose record file name (``<title slug>.md``; Memzoi does not shorten the id) is longer than a file name
   may be (``title_too_long``): the apply could only fail, and a pending packet's title cannot be changed.
 
@@ -34,6 +37,7 @@ from ..base.findings import CODES, Finding, Severity
 from ..base.headlines import detail
 from ..base.views import Frontmatter
 from ..judge.legacy import NAME_MAX, concept_slug, record_name_bytes
+from ..ledger.model import UNCERTAIN_CHANGE
 from ..safety.redact import SECRET_CODES
 from .layout import RECORDS
 
@@ -94,6 +98,8 @@ class Readiness:
     blockers: tuple[Blocker, ...] = ()
     gate_blocked: bool = False
     route_blockers: tuple[Blocker, ...] = ()
+    #: What blocks every change of the packet, a reject included (:func:`unsettled_blockers`).
+    held: tuple[Blocker, ...] = ()
 
     @property
     def can_apply(self) -> bool:
@@ -119,8 +125,16 @@ class Readiness:
         blocking code>; <the way out>`` (``statement`` after its ``no: blocked by``), '' when it can run."""
         if self.can_apply:
             return ""
-        way = "route it to local memory or reject it" if self.can_route_local else "fix what is named or reject it"
-        return f"{', '.join(self.codes())}; {way}"
+        return f"{', '.join(self.codes())}; {self._way()}"
+
+    def _way(self) -> str:
+        """The way out of the blockers that fits: while a change is uncertain, the ledger's own words (which change,
+        how to settle it), since no reject goes through either."""
+        if self.held:
+            return describe(self.held)
+        if self.can_route_local:
+            return "fix what is named, route it to local memory or reject it"
+        return "fix what is named or reject it"
 
     def refusal(self, limit: int = 3) -> str:
         """Why an apply is refused, with one piece of advice (issue 28: every blocker's message carried its own
@@ -128,12 +142,7 @@ class Readiness:
         blocker says only what is wrong (its message up to its first ``;``, where findings give their fix)."""
         items = [f"{b.code} ({detail(b.code, b.message).split('; ', 1)[0]})" for b in self.blockers[:limit]]
         more = len(self.blockers) - limit
-        way = (
-            "fix what is named, route it to local memory or reject it"
-            if self.can_route_local
-            else "fix what is named or reject it"
-        )
-        return f"blocked by {'; '.join(items)}" + (f"; and {more} more" if more > 0 else "") + f"; {way}"
+        return f"blocked by {'; '.join(items)}" + (f"; and {more} more" if more > 0 else "") + f"; {self._way()}"
 
     def codes(self) -> list[str]:
         """The blocking codes in order, without repeats."""
@@ -172,18 +181,30 @@ INACTIVE = {
 }
 
 
+def unsettled_blockers(findings: Iterable[Finding]) -> list[Blocker]:
+    """The ``uncertain_change`` blocker of each ``ledger_uncertain`` finding of a file, with the finding's message
+    without its headline (:func:`memzoi.ledger.model.unsettled`: which change, and how to settle it; the same words
+    as the ledger's refusal): the ledger refuses every change of that file until the change is settled
+    (:func:`memzoi.ledger.reconcile.refuse_unsettled`), except its recovery and undo, so the offers of new changes
+    are disabled with this reason. ``[]`` for the usual file."""
+    code = "ledger_uncertain"
+    return _unique([Blocker(UNCERTAIN_CHANGE, detail(code, f.message)) for f in findings if f.code == code])
+
+
 def record_blockers(findings: Iterable[Finding], *, operation: str, status: str | None) -> list[Blocker]:
     """Why ``operation`` (``supersede``, ``tombstone`` or ``reattest``) cannot run on a record now: every finding
-    that blocks a write of it (:func:`blocks_write`; a re-attestation settles ``stale_attestation``), then
-    ``record_not_active`` when its frontmatter ``status`` is not ``active`` (Memzoi supersedes, tombstones and
-    attests only active records). ``[]`` when it can run.
+    that blocks a write of it (:func:`blocks_write`; a re-attestation settles ``stale_attestation``), an uncertain
+    change touching it (:func:`unsettled_blockers`), then ``record_not_active`` when its frontmatter ``status`` is
+    not ``active`` (Memzoi supersedes, tombstones and attests only active records). ``[]`` when it can run.
 
     The one rule of the commands' refusals (:func:`memzoi.lifecycle.reattest.plan_reattest`, the target checks of
     :func:`memzoi.lifecycle.apply.load_target`) and of the editor's offers (:mod:`memzoi.lifecycle.offers`), so an
     action is disabled exactly when its command would refuse, with the same reasons. Messages come from findings,
     which never quote a secret."""
     settled = REATTEST_SETTLES if operation == "reattest" else frozenset()
-    out = [Blocker(f.code, f.message) for f in findings if blocks_write(f) and f.code not in settled]
+    found = list(findings)
+    out = [Blocker(f.code, f.message) for f in found if blocks_write(f) and f.code not in settled]
+    out += unsettled_blockers(found)
     if status != "active":
         out.append(Blocker(NOT_ACTIVE, INACTIVE[operation]))
     return _unique(out)
@@ -220,6 +241,8 @@ def readiness(
             Blocker("record_exists", f"{record_taken} already exists; supersede it instead, or retitle the proposal")
         )
     blockers.extend(extra)
+    held = unsettled_blockers(found)
+    blockers.extend(held)
     gate = any(CODES.get(f.code, (None, ""))[1] == "gate" for f in found)
     route: list[Blocker] = []
     if sensitivity == "secret":
@@ -242,7 +265,8 @@ def readiness(
         route.append(
             Blocker("invalid_proposal", "a packet needs a title and a body to become a local record; reject it instead")
         )
-    return Readiness(tuple(_unique(blockers)), gate, tuple(route))
+    route.extend(held)
+    return Readiness(tuple(_unique(blockers)), gate, tuple(route), tuple(held))
 
 
 def packet_readiness(

@@ -8,7 +8,9 @@ and the report's status is then ``error`` too. It adds ``index_path`` and ``drif
 ``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``, ``schema``, ``unreadable``: files that cannot be
 read, reported as ``readable`` rather than as index drift, since a rebuild cannot index them). It never writes files or the index; it
 reports runtime paths other users may read or enter (``runtime_modes``) before opening the index tightens them, and
-checks the ledger and the resident candidate database read-only, never repairing, replacing or deleting them.
+checks the ledger and the resident candidate database read-only, never repairing, replacing or deleting them, and
+warns of every ledger change a dead process left in flight or that is uncertain (``ledger_changes``), never
+reconciling it.
 ``memzoi doctor`` prints it and the language server's ``memzoi.doctor`` command returns it.
 
 Every path in it, ``project_root`` and ``index_path`` included, is shown, never printed raw: a path of this machine
@@ -76,7 +78,9 @@ def diagnose(root: Path) -> dict[str, Any]:
     _git_check(report, root)
     _runtime_modes_check(report, root)  # before the index is opened: opening it tightens the modes
     # the ledger's path from the runtime plane's own rule: importing the ledger costs doctor a fifth of its time
-    _integrity_check(report, "ledger", project_runtime_dir(root) / LEDGER_DB, "ledger")
+    ledger_db = project_runtime_dir(root) / LEDGER_DB
+    if _integrity_check(report, "ledger", ledger_db, "ledger"):
+        _unsettled_check(report, root, ledger_db)
     _integrity_check(report, "resident_candidates", memzoi_home() / RESIDENT_DB, "resident")
     db = store_path(root)
     _index_checks(report, root, db, linked)
@@ -169,6 +173,7 @@ def _runtime_modes_check(report: _Report, root: Path) -> None:
         report.check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
 
 
+_AGAIN = "run `memzoi doctor` again when the other memzoi command is done"
 #: What each database checked by :func:`_integrity_check` holds that no command can make again.
 _HOLDS = {
     "ledger": "the change history that undo needs",
@@ -176,29 +181,30 @@ _HOLDS = {
 }
 
 
-def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> None:
+def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> bool:
     """``name``: SQLite's integrity check of the runtime database ``db`` (a ``kind`` of
     :data:`~memzoi.base.runtime_errors.KINDS`), read-only (:func:`~memzoi.base.runtime_errors.damage`). A damaged
     one is an ``error``: it is not derived data, so nothing replaces it, and the step says how to keep a copy and
-    export what is still readable. Paths are shown as :func:`~memzoi.judge.pathsafety.shown_local_path` shows them."""
+    export what is still readable. Paths are shown as :func:`~memzoi.judge.pathsafety.shown_local_path` shows them.
+    True when the database exists and passed."""
     what = KINDS[kind][0]
     if not db.is_file():
         report.check(name, "skip", f"{what} does not exist yet")
-        return
+        return False
     try:
         problem = damage(db)
     except sqlite3.Error as err:  # busy, or it cannot be opened: not known to be damaged
         code = runtime_error(err, db, kind).code
         again = (
-            "run `memzoi doctor` again when the other memzoi command is done"
+            _AGAIN
             if code == "database_busy"
             else "check MEMZOI_HOME's permissions and free space, then run `memzoi doctor` again"
         )
         report.check(name, "warning", f"{what} {shown_local_path(db)} could not be checked ({code})", again)
-        return
+        return False
     if problem is None:
         report.check(name, "ok", f"{what} passed SQLite's integrity check")
-        return
+        return True
     shown = shown_local_path(db)
     quoted = shlex.quote(shown)
     report.check(
@@ -213,6 +219,34 @@ def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> None:
         "memzoi never replaces or deletes it: to start a new one, move it aside yourself (what it recorded is "
         "then no longer known to memzoi), or put back a backup",
     )
+    return False
+
+
+def _unsettled_check(report: _Report, root: Path, db: Path) -> None:
+    """``ledger_changes``: a warning (so doctor exits 1) for every change of the sound ledger ``db`` that a process
+    left in flight (``applying``/``undoing``) and every ``uncertain`` one, each saying what reconciliation makes or
+    made of it and what to run (SPEC §6); ``ok`` when there is none. Read-only, as :func:`_integrity_check`: the
+    ledger is read as it is when no process has it open, and is never reconciled here."""
+    uri = db.absolute().as_uri() + ("?mode=ro" if os.path.lexists(f"{db}-wal") else "?immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=5.0)
+        try:
+            # The ledger's table and statuses (memzoi.ledger.schema), asked directly: importing the ledger costs
+            # doctor a fifth of its time, so it is loaded only when such a change is there (rarely).
+            rows = conn.execute("SELECT 1 FROM change WHERE status IN ('applying', 'undoing', 'uncertain') LIMIT 1")
+            found = rows.fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error as err:  # busy now, or written meanwhile: said, never guessed
+        report.check("ledger_changes", "warning", f"the ledger's changes could not be read ({err})", _AGAIN)
+        return
+    if not found:
+        report.check("ledger_changes", "ok", "no change is in flight or uncertain")
+        return
+    from ..ledger.reconcile import unsettled_report  # noqa: PLC0415 lazy: start-up (see above)
+
+    for message, step in unsettled_report(root):
+        report.check("ledger_changes", "warning", message, step)
 
 
 def _index_checks(report: _Report, root: Path, db: Path, linked: list[Path]) -> None:
