@@ -133,7 +133,7 @@ class Readiness:
         if self.held:
             return describe(self.held)
         if self.can_route_local:
-            return "fix what is named, route it to local memory or reject it"
+            return "route it to local memory or reject it"
         return "fix what is named or reject it"
 
     def refusal(self, limit: int = 3) -> str:
