@@ -85,21 +85,29 @@ def lower(text: str) -> str:
 class Ctx:
     """Scan context of one text. ``body_start`` is where fenced examples are looked for."""
 
-    __slots__ = ("text", "low", "words", "low_bytes", "__dict__", "body_start")
+    __slots__ = ("text", "low", "__dict__", "body_start")
 
     def __init__(self, text: str, body_start: int = 0) -> None:
         self.text = text
         self.low = lower(text)
-        self.low_bytes = self.low.encode("utf-8", "surrogatepass")
-        spaced = self.low_bytes.translate(_TO_SPACE)
-        #: the declared gate words (:func:`gate_words`) that occur in the text: in a text of some length found by
-        #: the prefilter's one scan for all of them (:func:`.prefilter.words_in`), else by splitting the text (the
-        #: same set)
-        found = prefilter.words_in(spaced) if len(spaced) >= SCAN_WORDS_FROM else None
-        self.words: frozenset[bytes] = (
-            found if found is not None else frozenset(_VOCABULARY.intersection(spaced.split()))
-        )
         self.body_start = body_start
+
+    # ``low_bytes`` and ``words`` are computed when first asked: Memzoi's rules alone (the scan of a text over the
+    # size limit, :func:`.scan.collect_hits`'s ``floor_only``) never ask for ``words``, whose split of a 30 MB
+    # text took some 300 MB, and ask for ``low_bytes`` only in a text that is not ASCII.
+    @lazy
+    def low_bytes(self) -> bytes:
+        """The lower-cased text as UTF-8 (lone surrogates kept)."""
+        return self.low.encode("utf-8", "surrogatepass")
+
+    @lazy
+    def words(self) -> frozenset[bytes]:
+        """The declared gate words (:func:`gate_words`) that occur in the text: in a text of some length found by
+        the prefilter's one scan for all of them (:func:`.prefilter.words_in`), else by splitting the text (the
+        same set)."""
+        spaced = self.low_bytes.translate(_TO_SPACE)
+        found = prefilter.words_in(spaced) if len(spaced) >= SCAN_WORDS_FROM else None
+        return found if found is not None else frozenset(_VOCABULARY.intersection(spaced.split()))
 
     def has(self, *words: bytes) -> bool:
         """True when any of ``words`` occurs. Raises ``ValueError`` for a word not declared with
@@ -161,8 +169,11 @@ class Ctx:
         out: list[tuple[int, str]] = []
         text = self.text
         if text.isascii():
-            # lower-casing ASCII keeps every character's whitespace-ness, so low_bytes marks text's runs
-            marks = self.low_bytes.translate(_SPACE_MARKS)
+            # lower-casing ASCII keeps every character's whitespace-ness, so low_bytes marks text's runs (made here
+            # without keeping it when no detector asked for it: the floor-only scan of a text over the size limit)
+            data = self.__dict__.get("low_bytes") or text.encode("ascii")
+            marks = data.translate(_SPACE_MARKS)
+            del data
             i = marks.find(_LONG_MARK)
             while i >= 0:
                 end = marks.find(b" ", i + LONG)
