@@ -154,3 +154,21 @@ def test_a_windows_1252_editor_text_gets_the_bad_byte_at_its_place():
     shown = data.decode("cp1252")
     (got,) = diskbytes.editor_findings(shown, [], diskbytes.of_bytes(data))
     assert shown[got.start :] == 'é"\n' and got.start == data.index(b"\xe9")
+
+
+def test_the_server_reads_the_bytes_of_a_file_that_is_not_utf8_though_its_scan_stage_is_current(tmp_path: Path):
+    from memzoi_lsp import diskview  # noqa: PLC0415 the server's reader of the disk (a stored stage has no text)
+
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    path = records / "cafe-build.md"
+    text = record_text("cafe-build", "Ünï café")
+    path.write_bytes(text.encode().replace("café".encode(), b"caf\xe9"))
+    stage = fileentry.make_entry(
+        str(path), place(path), ProjectContext.of(tmp_path / ".memzoi"), {}, None, entry=False
+    ).verdict
+    assert stage.current()
+    got = diskview.read(path, stage)
+    assert got is not None and got == diskbytes.of_bytes(path.read_bytes())
+    (placed,) = [p for p in got.placed if p.finding.code == "invalid_encoding"]
+    assert placed.before == 'title: "Ünï caf'
