@@ -4,9 +4,9 @@ still gets every finding Memzoi's rules require: ``file_too_large``, ``candidate
 finding, the secret never printed. The bound is on memory (a child's peak RSS), never on time.
 
 The pieces that made it: the scan context computes its gate words (a split of the whole text) and the lower-cased
-bytes only when a detector asks (Memzoi's rules alone, for a text over the limit, never ask for the words); the
-duplicate key and the index's row checksum hash a long text piece by piece, to the same digests (properties below).
-"""
+bytes only when a detector asks (Memzoi's rules alone, for a text over the limit, never ask for the words) and finds
+a long text's runs a piece at a time; the duplicate key and the index's row checksum hash a long text piece by
+piece. Each gives what the whole text gave (properties below)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,12 @@ from hypothesis import given, settings, strategies as st
 
 from memzoi.judge import revision
 from memzoi.read.text import rust_trim
+from memzoi.safety import context
 from memzoi.stores import index_schema
 from tests import builders
 
-#: a generous bound for a 30 MB record (main peaked at ~510 MB; this branch at ~190 MB, ~40 MB of it the interpreter)
+#: a generous bound for a 30 MB record (main peaked at ~500 MB; now check ~155 MB, rebuild ~190 MB, ~40 MB of it the
+#: interpreter)
 PEAK_BOUND_KB = 250 * 1024
 _LINE = "Another line of notes about the build, with some words.\n"
 
@@ -150,3 +152,27 @@ def test_a_row_checksum_with_long_texts_is_the_same_hashed_in_pieces(values: lis
         assert index_schema.row_checksum(*values) == want
     finally:
         index_schema._LONG_TEXT = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "B", "-", " ", "\n", "\t", "\x1c", "x" * 16]), max_size=60).map("".join))
+def test_the_long_runs_of_a_long_ascii_text_marked_in_pieces_are_its_runs(text: str):
+    want = [(i, w) for i, w in _split_runs(text)]
+    saved = context.MARK_PIECE
+    for piece in (1, 3, 17):
+        context.MARK_PIECE = piece
+        try:
+            assert context.Ctx(text).longs == want
+        finally:
+            context.MARK_PIECE = saved
+
+
+def _split_runs(text: str) -> list[tuple[int, str]]:
+    """``str.split()``'s parts of 16+ characters with their offsets: what a long run is."""
+    out, cursor = [], 0
+    for w in text.split():
+        pos = text.find(w, cursor)
+        cursor = pos + len(w)
+        if len(w) >= 16:
+            out.append((pos, w))
+    return out
