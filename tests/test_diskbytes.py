@@ -115,3 +115,60 @@ def test_the_scans_first_stage_gives_what_the_bytes_give(tmp_path: Path):
     held = diskbytes.of_findings(stage.first.own, stage.lines(), stage.revision)
     assert _placed(held) == _placed(diskbytes.of_bytes(path.read_bytes()))
     assert {c for c, *_ in _placed(held)} == {"bom", "invalid_encoding"}
+
+
+# The line before the bad byte holds characters of two to four UTF-8 bytes: check counts each as one code point,
+# an editor that fell back to a one-byte encoding (Neovim's `latin1`) shows each byte as one character.
+_LINE_CHARS = st.sampled_from(["a", " ", ":", '"', "é", "Ü", "€", "中", "😀"])
+_BAD = st.sampled_from([b"\xe9", b"\xff", b"\x80", b"\xc3("])
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(_LINE_CHARS, max_size=12).map("".join),
+    _BAD,
+    st.lists(_LINE_CHARS, max_size=6).map("".join),
+    st.sampled_from([b"", b"\xef\xbb\xbf"]),
+    st.booleans(),
+)
+def test_the_bad_byte_is_placed_where_the_editor_shows_it(before: str, bad: bytes, after: str, bom: bytes, first):
+    head = b"" if first else b"---\nid: x\n---\n"  # the bad byte on the first line (after a BOM) or later
+    data = bom + head + before.encode() + bad + after.encode() + b"\nend\n"
+    at = len(bom + head + before.encode())  # the bad byte's offset in the file
+    disk = diskbytes.of_bytes(data)
+    for shown, where in (
+        # Neovim's latin1 fallback: one character per byte, so the bad byte is at its file offset
+        (data.decode("latin-1"), at),
+        # ...and with the BOM stripped, as editors strip it
+        (data[len(bom) :].decode("latin-1"), at - len(bom)),
+        # VS Code: UTF-8 with replacement characters, check's own decoding, BOM stripped
+        (data[len(bom) :].decode("utf-8", "replace"), len((head + before.encode()).decode())),
+    ):
+        got = [f for f in diskbytes.editor_findings(shown, [], disk) if f.code == "invalid_encoding"]
+        assert [f.start for f in got] == [where], (shown, where)
+        assert got[0].end == where + 1
+
+
+def test_a_windows_1252_editor_text_gets_the_bad_byte_at_its_place():
+    data = 'title: "Ünïcödé café"\n'.encode().replace('é"'.encode(), b'\xe9"')
+    shown = data.decode("cp1252")
+    (got,) = diskbytes.editor_findings(shown, [], diskbytes.of_bytes(data))
+    assert shown[got.start :] == 'é"\n' and got.start == data.index(b"\xe9")
+
+
+def test_the_server_reads_the_bytes_of_a_file_that_is_not_utf8_though_its_scan_stage_is_current(tmp_path: Path):
+    from memzoi_lsp import diskview  # noqa: PLC0415 the server's reader of the disk (a stored stage has no text)
+
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    path = records / "cafe-build.md"
+    text = record_text("cafe-build", "Ünï café")
+    path.write_bytes(text.encode().replace("café".encode(), b"caf\xe9"))
+    stage = fileentry.make_entry(
+        str(path), place(path), ProjectContext.of(tmp_path / ".memzoi"), {}, None, entry=False
+    ).verdict
+    assert stage.current()
+    got = diskview.read(path, stage)
+    assert got is not None and got == diskbytes.of_bytes(path.read_bytes())
+    (placed,) = [p for p in got.placed if p.finding.code == "invalid_encoding"]
+    assert placed.before == 'title: "Ünï caf'

@@ -43,12 +43,14 @@ def refresh(ls: DiskBytesSession, uri: str) -> None:
 
 def read(path: Path, held: Any = None) -> DiskBytes | None:
     """The byte findings of the regular file at ``path`` (worker thread): from ``held``, the scan's first stage of
-    the file (:class:`memzoi.stores.firststage.FirstStage`), while its stat is the file's; else from the bytes read
-    now. ``None`` when there is no regular file (never opened: a FIFO would block) or it cannot be read."""
+    the file (:class:`memzoi.stores.firststage.FirstStage`), while its stat is the file's and it is UTF-8; else
+    from the bytes read now. ``None`` when there is no regular file (never opened: a FIFO would block) or it cannot be read."""
     from memzoi.base.freshness import read_bytes  # noqa: PLC0415 lazy: start-up
     from memzoi.judge import diskbytes  # noqa: PLC0415 lazy: start-up
 
-    if held is not None and held.current():
+    if held is not None and held.current() and not any(f.code == "invalid_encoding" for f in held.first.own):
+        # a stored stage has no text: the bytes of a file that is not UTF-8 are read for the line before the bad
+        # byte, which places the finding in the editor's decoding of it (diskbytes.Placed.before)
         return diskbytes.of_findings(held.first.own, held.lines(), held.revision)
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):

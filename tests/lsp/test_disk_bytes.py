@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from .conftest import PROFILES, diagnostics, open_doc, record_text, start_client
+from .conftest import PROFILES, diagnostics, open_doc, record_text, start_client, units
 
 
 def check_json(root: Path, path: Path) -> list[dict]:
@@ -72,6 +72,34 @@ async def test_latin1_record_shows_checks_invalid_encoding_until_saved_as_utf8(
         )
         await diagnostics(client, uri, until=lambda d: "invalid_encoding" not in codes(d))
         assert not [f for f in check_json(workspace, path) if f["code"] == "invalid_encoding"]
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+@pytest.mark.parametrize("decoding", ["latin-1", "utf-8"])
+async def test_the_bad_byte_after_multibyte_characters_is_underlined_where_the_editor_shows_it(
+    profile, decoding, workspace: Path, memzoi_home: Path
+):
+    # UTF-8 text whose one Latin-1 byte (é of "café") follows characters of two, three and four UTF-8 bytes: check
+    # counts each as one code point; Neovim falls back to latin1 and shows each byte as one character; VS Code
+    # decodes as UTF-8 with replacement characters.
+    text = record_text("cafe-build", "Ünï€😀 café")
+    data = text.encode("utf-8").replace("café".encode(), b"caf\xe9")
+    path = workspace / ".memzoi" / "records" / "cafe-build.md"
+    path.write_bytes(data)
+    shown = data.decode(decoding, "replace")  # the editor's text of the file
+    line = data[: data.index(b"\xe9")].count(b"\n")  # the first bad byte's line: the title's
+    row = shown.split("\n")[line]
+    before = row[: row.index("caf") + 3]  # the line up to the bad byte, as the editor shows it
+    client = await start_client(profile, workspace, memzoi_home)
+    try:
+        uri = open_buffer(client, path, shown)
+        got = await diagnostics(client, uri, until=lambda d: "invalid_encoding" in codes(d))
+        (diag,) = [d for d in got if d.code == "invalid_encoding"]
+        assert (diag.range.start.line, diag.range.start.character) == (line, units(before, profile))
+        assert (diag.range.end.line, diag.range.end.character) == (line, units(row[: len(before) + 1], profile))
     finally:
         await asyncio.wait_for(client.shutdown_session(), 10)
         await client.stop()

@@ -9,9 +9,12 @@ and merged into the analysis of the editor's text (:func:`editor_analysis`):
 
 * a disk finding whose code the text's own findings already hold at the same place is not added twice (the text's
   own is kept: its span and quick fix are the editor's);
-* a disk finding is placed at check's ``(line, column)`` of it (in check's decoding of the bytes) when the editor's
-  text has that column on that line, else at the start of line 0; it never carries a quick fix, whose edits are
-  offsets of check's decoding, not of the editor's text;
+* a disk finding is placed on check's line of it, at the place of the bad byte in the editor's text of that line:
+  after check's decoding of the line's bytes before it (an editor that decoded them as UTF-8, as VS Code does), or
+  after their spelling in a one-byte encoding (Latin-1, Windows-1252: Neovim's ``fileencodings`` falls back to
+  ``latin1``, where each byte is one character), with or without the byte order mark the editor may have stripped;
+  else at check's column when that line has it, else at the start of line 0. It never carries a quick fix, whose
+  edits are offsets of check's decoding, not of the editor's text;
 * an editor text over :data:`~memzoi.judge.analysis.MAX_FILE_BYTES` (encoded as UTF-8) gets ``file_too_large``
   from the text itself, with or without a file on disk.
 
@@ -29,7 +32,7 @@ import blake3
 
 from ..base.findings import Finding
 from ..read.document import bom_finding
-from ..read.text import LineIndex, decode
+from ..read.text import BOM, LineIndex, decode
 from .analysis import MAX_FILE_BYTES, Analysis, scan_only, too_large
 from .binary import bounded
 from .workspace import Placement, Role
@@ -44,11 +47,14 @@ _BOM_BYTES = b"\xef\xbb\xbf"
 
 @dataclass(frozen=True, slots=True)
 class Placed:
-    """One finding of the bytes on disk with its 0-based ``(line, column)`` (code points) in check's decoding."""
+    """One finding of the bytes on disk with its 0-based ``(line, column)`` (code points) in check's decoding;
+    ``before``: check's decoding of that line up to the finding (an ``invalid_encoding`` read from the bytes: all
+    valid UTF-8, as the finding is on the first bad byte), ``None`` where not known (a stored first stage)."""
 
     finding: Finding
     line: int
     column: int
+    before: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +79,21 @@ def of_bytes(data: bytes) -> DiskBytes:
         found.append(too_large(len(data), decoded.text))
     found = bounded(decoded.text, found)  # as analyze_bytes gives them for a file that is not text
     end = max((f.end for f in found), default=0)
-    return of_findings(found, LineIndex(decoded.text[: end + 1]), blake3.blake3(data).hexdigest())
+    head = decoded.text[: end + 1]
+    return of_findings(found, LineIndex(head), blake3.blake3(data).hexdigest(), head)
 
 
-def of_findings(own: Iterable[Finding], lines: LineIndex, revision: str) -> DiskBytes:
+def of_findings(own: Iterable[Finding], lines: LineIndex, revision: str, text: str | None = None) -> DiskBytes:
     """The :data:`BYTE_CODES` findings among ``own`` (the findings of the file's bytes, e.g. a stored first stage's
     ungraded own findings), placed by ``lines`` (the line index of check's decoding of the bytes; one made from
-    line starts alone will do). ``revision``: as in :class:`DiskBytes`."""
-    placed = [Placed(f, *lines.position(f.start)) for f in own if f.code in BYTE_CODES]
+    line starts alone will do). ``revision``: as in :class:`DiskBytes`. ``text``: check's decoding (at least up
+    to the findings), which gives an ``invalid_encoding`` its :attr:`Placed.before`."""
+    placed = []
+    for f in own:
+        if f.code in BYTE_CODES:
+            line, column = lines.position(f.start)
+            before = text[f.start - column : f.start] if text is not None and f.code == "invalid_encoding" else None
+            placed.append(Placed(f, line, column, before))
     placed.sort(key=lambda p: (p.line, p.column, p.finding.code))
     return DiskBytes(revision, tuple(placed))
 
@@ -140,13 +153,43 @@ def _too_large(text: str) -> bool:
 
 
 def _mapped(index: LineIndex, placed: Placed, width: int) -> tuple[int, int]:
-    """``(start, end)`` in the editor's text of a disk finding ``width`` code points wide: at its line and column
-    when that line of the text has that column, else at the start of line 0; the end kept within the line."""
+    """``(start, end)`` in the editor's text of a disk finding ``width`` code points wide: on its line, after the
+    spelling of :attr:`Placed.before` that the line starts with (:func:`_spellings`), else at its column when that
+    line of the text has that column, else at the start of line 0; the end kept within the line."""
     line, column = placed.line, placed.column
-    if line >= index.line_count or index.offset(line, column) != index.offset(line, 0) + column:
+    if line >= index.line_count:
         line, column = 0, 0
+    else:
+        first, end = index.line_span(line)
+        shown = index.text[first:end] if index.text is not None else ""
+        found = next((len(s) for s in _spellings(placed.before, line == 0) if shown.startswith(s)), None)
+        if found is not None:
+            column = found
+        elif index.offset(line, column) != first + column:
+            line, column = 0, 0
     start = index.offset(line, column)
     return start, index.offset(line, column + max(width, 0))
+
+
+def _spellings(before: str | None, first_line: bool) -> list[str]:
+    """How an editor may show ``before`` (check's UTF-8 decoding of a line's bytes up to a bad byte): as decoded
+    (VS Code reads a file that is not UTF-8 as UTF-8 with replacement characters), or each byte as one character of
+    Latin-1 or Windows-1252 (Neovim's ``latin1`` fallback, an editor's guessed encoding); on the first line also
+    without a byte order mark (editors strip it). Most likely first; none for ``None``."""
+    if before is None:
+        return []
+    texts = [before, before[1:]] if first_line and before.startswith(BOM) else [before]
+    out: list[str] = []
+    for text in texts:
+        out.append(text)
+        if not text.isascii():  # an ASCII line reads alike in every one of them
+            raw = text.encode("utf-8")
+            out.append(raw.decode("latin-1"))
+            try:
+                out.append(raw.decode("cp1252"))
+            except UnicodeDecodeError:  # a byte Windows-1252 leaves undefined: not a spelling of it
+                pass
+    return out
 
 
 __all__ = ["BYTE_CODES", "DiskBytes", "Placed", "editor_analysis", "editor_findings", "of_bytes", "of_findings"]

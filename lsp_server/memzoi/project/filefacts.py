@@ -149,7 +149,7 @@ def facts_from_analysis(analysis: Analysis) -> FileFacts:
 def _readers() -> tuple[
     Callable[[Analysis], str | None],
     Callable[[str | None, str | None], str | None],
-    Callable[[str], str],
+    Callable[[str, int, int], str],
     Callable[[YNode | None, tuple[Any, ...]], tuple[YScalar | None, YNode | None]],
 ]:
     """``(record_id_of, created_record_id, duplicate_key, locate)``, imported at the first file whose facts are
@@ -176,8 +176,8 @@ def _facts(analysis: Analysis) -> FileFacts:
         node = v if v is not None else k
         return (node.start, node.end) if node is not None else (0, min(3, len(doc.text)))
 
-    body = doc.body
-    content = duplicate_key(body) if body else None
+    start, end = doc.body_span  # keyed in place: a copy of a huge body is not needed (duplicate_key's pieces)
+    content = duplicate_key(doc.text, start, end) if end > start else None
     if kind == "record":
         refs: list[Ref] = []
         if fm.supersedes:

@@ -82,24 +82,72 @@ def lower(text: str) -> str:
     return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
 
 
+#: an ASCII text longer than this, whose lower-cased bytes no detector asked for, is marked for its long runs
+#: a piece at a time (:func:`_piecewise_runs`): whole, the marking took two more copies of a 30 MB record at once
+MARK_PIECE = 1 << 20
+_WHITESPACE = re.compile(r"\s")  # in a str pattern, exactly the characters of str.isspace
+
+
+def _marked_runs(marks: bytes, text: str, base: int, out: list[tuple[int, str]]) -> None:
+    """Append ``(offset, run)`` for each 16+ character run of ``marks`` (the :data:`_SPACE_MARKS` marking of
+    ``text[base:base + len(marks)]``, which ends with a space or at the text's end)."""
+    i = marks.find(_LONG_MARK)
+    while i >= 0:
+        end = marks.find(b" ", i + LONG)
+        if end < 0:
+            end = len(marks)
+        out.append((base + i, text[base + i : base + end]))
+        i = marks.find(_LONG_MARK, end)
+
+
+def _piecewise_runs(text: str, out: list[tuple[int, str]]) -> None:
+    """The long runs of the ASCII ``text`` as :attr:`Ctx.longs` finds them, marked :data:`MARK_PIECE` characters at
+    a time, each piece cut after its last whitespace (a run never spans two pieces); a piece without whitespace
+    starts a run that ends at the next whitespace."""
+    base, size = 0, len(text)
+    while base < size:
+        stop = min(base + MARK_PIECE, size)
+        marks = text[base:stop].encode("ascii").translate(_SPACE_MARKS)
+        if stop < size:
+            cut = marks.rfind(b" ") + 1
+            if not cut:
+                found = _WHITESPACE.search(text, stop)
+                stop = found.start() if found is not None else size
+                if stop - base >= LONG:  # always, but for pieces shorter than a long run
+                    out.append((base, text[base:stop]))
+                base = stop
+                continue
+            marks, stop = marks[:cut], base + cut
+        _marked_runs(marks, text, base, out)
+        base = stop
+
+
 class Ctx:
     """Scan context of one text. ``body_start`` is where fenced examples are looked for."""
 
-    __slots__ = ("text", "low", "words", "low_bytes", "__dict__", "body_start")
+    __slots__ = ("text", "low", "__dict__", "body_start")
 
     def __init__(self, text: str, body_start: int = 0) -> None:
         self.text = text
         self.low = lower(text)
-        self.low_bytes = self.low.encode("utf-8", "surrogatepass")
-        spaced = self.low_bytes.translate(_TO_SPACE)
-        #: the declared gate words (:func:`gate_words`) that occur in the text: in a text of some length found by
-        #: the prefilter's one scan for all of them (:func:`.prefilter.words_in`), else by splitting the text (the
-        #: same set)
-        found = prefilter.words_in(spaced) if len(spaced) >= SCAN_WORDS_FROM else None
-        self.words: frozenset[bytes] = (
-            found if found is not None else frozenset(_VOCABULARY.intersection(spaced.split()))
-        )
         self.body_start = body_start
+
+    # ``low_bytes`` and ``words`` are computed when first asked: Memzoi's rules alone (the scan of a text over the
+    # size limit, :func:`.scan.collect_hits`'s ``floor_only``) never ask for ``words``, whose split of a 30 MB
+    # text took some 300 MB, and ask for ``low_bytes`` only in a text that is not ASCII.
+    @lazy
+    def low_bytes(self) -> bytes:
+        """The lower-cased text as UTF-8 (lone surrogates kept)."""
+        return self.low.encode("utf-8", "surrogatepass")
+
+    @lazy
+    def words(self) -> frozenset[bytes]:
+        """The declared gate words (:func:`gate_words`) that occur in the text: in a text of some length found by
+        the prefilter's one scan for all of them (:func:`.prefilter.words_in`), else by splitting the text (the
+        same set)."""
+        spaced = self.low_bytes.translate(_TO_SPACE)
+        found = prefilter.words_in(spaced) if len(spaced) >= SCAN_WORDS_FROM else None
+        return found if found is not None else frozenset(_VOCABULARY.intersection(spaced.split()))
 
     def has(self, *words: bytes) -> bool:
         """True when any of ``words`` occurs. Raises ``ValueError`` for a word not declared with
@@ -162,14 +210,11 @@ class Ctx:
         text = self.text
         if text.isascii():
             # lower-casing ASCII keeps every character's whitespace-ness, so low_bytes marks text's runs
-            marks = self.low_bytes.translate(_SPACE_MARKS)
-            i = marks.find(_LONG_MARK)
-            while i >= 0:
-                end = marks.find(b" ", i + LONG)
-                if end < 0:
-                    end = len(marks)
-                out.append((i, text[i:end]))
-                i = marks.find(_LONG_MARK, end)
+            low_bytes = self.__dict__.get("low_bytes")
+            if low_bytes is not None or len(text) <= MARK_PIECE:
+                _marked_runs((low_bytes or text.encode("ascii")).translate(_SPACE_MARKS), text, 0, out)
+            else:  # a long text nobody asked the bytes of (Memzoi's rules over the size limit): marked in pieces
+                _piecewise_runs(text, out)
             return out
         cursor = 0
         for w in [w for w in text.split() if len(w) >= LONG]:

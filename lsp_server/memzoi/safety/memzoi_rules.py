@@ -183,7 +183,7 @@ def pattern_matches(rule: Rule, ctx: Ctx, plain: bool = False) -> list[re.Match[
         return _scheme_matches(rule.stems, rule.regex, text, low)
     if rule.mode == "assign":
         return _search(rule, text) if _assigned(rule.stems, low) else []
-    if rule.mode in ("long", "prefix") and not (rule.mode == "prefix" and b"xox" in ctx.low_bytes):
+    if rule.mode in ("long", "prefix") and not (rule.mode == "prefix" and "xox" in low):
         # every match is a 16+ character run: its stem is in the long runs
         long_low = _long_low(ctx)
         stems = [st for st in rule.stems if st in long_low]
