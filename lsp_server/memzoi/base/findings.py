@@ -168,11 +168,19 @@ ADMISSION_REFUSALS: dict[str, str] = {
     "ignored_untracked": "ignored-untracked",
     "review_visibility": "review-visibility",
 }
+#: Our framing and schema codes that are errors by default, but for ``invalid_config`` (said of the configuration
+#: file, no record): found at error severity, any of them means Memzoi cannot type the record, and its admission
+#: refuses it as ``typed-record`` (reference §4.3, fail-closed: one such file fails Memzoi's whole read), so no
+#: setting may grade it below error. Default-warning codes (``bom``, ``legacy_profile``, ``id_path_mismatch`` …)
+#: are not in it.
+UNTYPED: frozenset[str] = frozenset(
+    c for c, (sev, group) in CODES.items() if group in ("framing", "schema") and sev is E and c != "invalid_config"
+)
 #: Our codes for what Memzoi refuses: the one source of truth of what no configuration may hide (promise 1: the
-#: gate is at least as strict as Memzoi's). A code of ours named as one of Memzoi's reason codes, or standing for
-#: one of its admission refusals. Our refinements (``prompt_injection``, ``invisible_character``, ``pii_detected``,
-#: schema details …) are not in it.
-MEMZOI_REFUSED: frozenset[str] = frozenset((MEMZOI_REASON_CODES & CODES.keys()) | ADMISSION_REFUSALS.keys())
+#: gate is at least as strict as Memzoi's). A code of ours named as one of Memzoi's reason codes, standing for
+#: one of its admission refusals, or meaning the record cannot be typed (:data:`UNTYPED`). Our refinements
+#: (``prompt_injection``, ``invisible_character``, ``pii_detected``, lineage warnings …) are not in it.
+MEMZOI_REFUSED: frozenset[str] = frozenset((MEMZOI_REASON_CODES & CODES.keys()) | ADMISSION_REFUSALS.keys() | UNTYPED)
 #: Codes that can never be disabled, downgraded or ignored by configuration (SPEC §4, widened to everything Memzoi
 #: refuses so that no setting hides it): :data:`MEMZOI_REFUSED` (with the secret codes), the whole git-plane gate group
 #: (also our runtime-plane blocks), and the configuration's own ``invalid_config``.

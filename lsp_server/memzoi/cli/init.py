@@ -25,7 +25,8 @@ _TEMPLATE = """# Memzoi project settings (shared with the team; never put secret
 
 # [rules]
 # Severity per code, disabled codes and ignored files (globs relative to .memzoi), for memzoi check, pre-commit
-# and the editor; a code Memzoi refuses a file for cannot be disabled or downgraded.
+# and the editor. A code Memzoi refuses a file for cannot be disabled, downgraded or ignored: secrets, gate codes,
+# and framing/schema errors (invalid_value, unknown_key, missing_key, yaml_syntax ...: Memzoi cannot type the record).
 # severity = {{ legacy_profile = "error" }}
 # disabled = []
 # ignore = []

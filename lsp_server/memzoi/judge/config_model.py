@@ -161,7 +161,8 @@ class MemzoiConfig(BaseModel):
         default_factory=RulesSection,
         description="Severity per diagnostic code, disabled codes and ignored files, for `memzoi check`, the "
         "pre-commit hook, the language server and the MCP server. A code Memzoi refuses a file for (its "
-        "write-safety, reason and admission codes, and the git-plane gate codes) cannot be disabled or downgraded.",
+        "write-safety, reason and admission codes, the framing and schema errors that make a record one Memzoi "
+        "cannot type, `typed-record`, and the git-plane gate codes) cannot be disabled, downgraded or ignored.",
     )
 
     @property

@@ -11,8 +11,9 @@ ignore = ["records/archive/**"]   # relative to the .memzoi folder
 ```
 
 The unsuppressible codes (:data:`memzoi.base.findings.UNSUPPRESSIBLE`: every code for what Memzoi refuses,
-:data:`memzoi.base.findings.MEMZOI_REFUSED`, such as ``credential_token``, ``invalid_encoding``, ``canonical_path``
-and ``ignored_untracked``; the git-plane gate; and ``invalid_config``) can be
+:data:`memzoi.base.findings.MEMZOI_REFUSED`, such as ``credential_token``, ``invalid_encoding``, ``canonical_path``,
+``ignored_untracked`` and the framing/schema errors of :data:`memzoi.base.findings.UNTYPED` (``invalid_value``,
+``unknown_key`` …: Memzoi refuses such a record as ``typed-record``); the git-plane gate; and ``invalid_config``) can be
 neither disabled nor given another severity, and a file matched by ``ignore`` still reports them: an ignored path
 silences everything that may be silenced, never a secret, a gate or the configuration's own error. Only
 ``severity``, ``disabled`` and ``ignore`` are settings; :func:`screen_rules` takes out any other key and any entry
@@ -29,7 +30,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..base.findings import ADMISSION_REFUSALS, CODES, MEMZOI_REFUSED, UNSUPPRESSIBLE, Finding, Severity
+from ..base.findings import (
+    ADMISSION_REFUSALS,
+    CODES,
+    MEMZOI_REASON_CODES,
+    MEMZOI_REFUSED,
+    UNSUPPRESSIBLE,
+    Finding,
+    Severity,
+)
 
 SeverityName = Literal["error", "warning", "information", "hint"]
 
@@ -43,8 +52,9 @@ def rule_problem(code: str, *, disabling: bool, level: str | None = None) -> str
         return f"`{code}` is not a diagnostic code (see `memzoi explain`)"
     if code in UNSUPPRESSIBLE:
         if code in MEMZOI_REFUSED:
-            reason = ADMISSION_REFUSALS.get(code, code)
-            why = f"Memzoi refuses a file for it as `{reason}`; no setting hides what Memzoi refuses"
+            reason = ADMISSION_REFUSALS.get(code) or (code if code in MEMZOI_REASON_CODES else "typed-record")
+            cannot = ": it cannot type the record" if reason == "typed-record" else ""
+            why = f"Memzoi refuses a file for it as `{reason}`{cannot}; no setting hides what Memzoi refuses"
         elif code == "invalid_config":
             why = "the configuration's own errors are never suppressed"
         else:
@@ -133,16 +143,20 @@ class RulesSection(BaseModel):
     severity: dict[str, SeverityName] = Field(
         default_factory=dict,
         description="Severity per diagnostic code (`error`, `warning`, `information` or `hint`). `memzoi check` "
-        "fails on errors (or on what `--fail-on` names). A code Memzoi refuses a file for keeps its severity.",
+        "fails on errors (or on what `--fail-on` names). A code Memzoi refuses a file for keeps its severity: its "
+        "write-safety, reason and admission codes, and every framing or schema error (`invalid_value`, `unknown_key`, "
+        "`missing_key`, `yaml_syntax` …: Memzoi cannot type such a record and refuses it as `typed-record`).",
     )
     disabled: list[str] = Field(
         default_factory=list,
-        description="Diagnostic codes never reported. A code Memzoi refuses a file for cannot be disabled.",
+        description="Diagnostic codes never reported. A code Memzoi refuses a file for (a framing or schema error "
+        "among them: `typed-record`) cannot be disabled.",
     )
     ignore: list[str] = Field(
         default_factory=list,
         description="Glob patterns, relative to the `.memzoi` folder (`*` within one folder, `**` across "
-        "folders), of files whose findings are not reported, except secret and git-plane gate findings.",
+        "folders), of files whose findings are not reported, except the codes Memzoi refuses a file for (framing and "
+        "schema errors among them) and git-plane gate findings.",
     )
 
     @field_validator("severity")
