@@ -227,9 +227,12 @@ def test_every_code_for_what_memzoi_refuses_is_unsuppressible():
     assert MEMZOI_REASON_CODES == REFERENCE_REASON_CODES
     assert set(ADMISSION_REFUSALS.values()) <= REFERENCE_ADMISSION
     # every reason code we emit under Memzoi's own name, and every code standing for an admission refusal
-    protected = (REFERENCE_REASON_CODES & CODES.keys()) | ADMISSION_REFUSALS.keys()
+    # and every framing or schema error: a record with one is one Memzoi cannot type (`typed-record`)
+    untyped = {c for c, (sev, group) in CODES.items() if group in ("framing", "schema") and sev == 1}
+    protected = (REFERENCE_REASON_CODES & CODES.keys()) | ADMISSION_REFUSALS.keys() | (untyped - {"invalid_config"})
     assert protected == MEMZOI_REFUSED and WRITE_SAFETY <= MEMZOI_REFUSED <= UNSUPPRESSIBLE
     assert {"ignored_untracked", "canonical_path", "invalid_encoding", "stale_attestation"} <= MEMZOI_REFUSED
+    assert {"invalid_value", "unknown_key", "missing_key", "yaml_syntax"} <= MEMZOI_REFUSED
     for code in MEMZOI_REFUSED:
         assert "Memzoi refuses a file for it" in (rule_problem(code, disabling=True) or "")
         assert "cannot be downgraded" in (rule_problem(code, disabling=False, level="warning") or "")

@@ -80,7 +80,7 @@ def test_an_edit_keeping_the_stat_where_ctime_follows_mtime(repo, closed, monkey
 
 def test_a_configuration_change(repo, closed):
     _stored(repo)
-    (repo / ".memzoi/config.toml").write_text('[rules]\nseverity = { unknown_key = "hint" }\n')
+    (repo / ".memzoi/config.toml").write_text('[rules]\nseverity = { prompt_injection = "hint" }\n')
     assert _load(repo) is None
 
 
@@ -101,7 +101,7 @@ def test_a_retention_boundary_passing(repo, closed):
 
 
 @pytest.mark.parametrize(
-    "parts", [["utf-8", "[]", "[]", "code"], ["utf-16", '[["unknown_key", "hint"]]', "[]", "code"]]
+    "parts", [["utf-8", "[]", "[]", "code"], ["utf-16", '[["prompt_injection", "hint"]]', "[]", "code"]]
 )
 def test_another_position_encoding_or_setting_is_another_set(repo, closed, parts):
     _stored(repo)

@@ -126,7 +126,7 @@ def test_a_cold_scan_is_told_before_any_lookup_and_starts_its_workers_fork_serve
     assert not scanverdicts.cold_start(many, warm) and len(started) == 2
     assert any(hit is not None for hit in scanverdicts.cached_stages(files, ctx, warm))
     config = project / ".memzoi/config.toml"
-    config.write_text(config.read_text(encoding="utf-8") + '\n[rules]\nseverity = { invalid_value = "hint" }\n')
+    config.write_text(config.read_text(encoding="utf-8") + '\n[rules]\nseverity = { prompt_injection = "hint" }\n')
     other = _context(project)  # another configuration: another stamp, under which the store holds nothing
     assert scanverdicts.cold_start(many, scanverdicts.open_cache(project, other)) and len(started) == 3
 

@@ -157,7 +157,7 @@ def test_a_tool_version_change(repo, capsys, closed, monkeypatch):
 
 def test_a_configuration_change(repo, capsys, closed):
     filled(capsys, repo)
-    (repo / ".memzoi/config.toml").write_text('[rules]\nseverity = { invalid_value = "hint" }\n')
+    (repo / ".memzoi/config.toml").write_text('[rules]\nseverity = { prompt_injection = "hint" }\n')
     assert missed(repo) >= NAMES
 
 

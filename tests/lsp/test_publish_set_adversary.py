@@ -150,8 +150,9 @@ async def test_a_change_between_sessions_is_never_replayed_stale(
 async def test_a_disabled_setting_is_never_replayed(tmp_path: Path, memzoi_home: Path):
     root = _with_secret(tmp_path)
     await session(root, memzoi_home)
-    want = {u: [r for r in rows if r[0] != "unknown_key"] for u, rows in expected(root, memzoi_home).items()}
-    history, scanned = await session(root, memzoi_home, init_options={"disabled": ["unknown_key"]})
+    want = {u: [r for r in rows if r[0] != "prompt_injection"] for u, rows in expected(root, memzoi_home).items()}
+    assert want != expected(root, memzoi_home)  # the setting moves a finding: a stale replay would show
+    history, scanned = await session(root, memzoi_home, init_options={"disabled": ["prompt_injection"]})
     assert REPLAYED not in scanned, scanned
     assert_never_stale(history, want, root)
 

@@ -15,14 +15,14 @@ test('defaults when nothing is configured', () => {
 test('valid values pass through; malformed ones are dropped or clamped', () => {
   const cfg: Record<string, unknown> = {
     severity: { high_entropy_value: 'information', bom: 'loud', pii_detected: 3 },
-    disabled: ['bom', 7, 'bom', 'empty_body'],
+    disabled: ['bom', 7, 'bom', 'prompt_injection'],
     debounceMs: 99999.4,
     logLevel: 'verbose',
     logToClient: 'yes',
   };
   assert.deepEqual(buildServerSettings((k) => cfg[k]), {
     severity: { high_entropy_value: 'information' },
-    disabled: ['bom', 'empty_body'],
+    disabled: ['bom', 'prompt_injection'],
     debounceMs: 10000,
     logLevel: 'info',
     logToClient: true,
