@@ -238,6 +238,14 @@ async def client(request, workspace: Path, memzoi_home: Path):
         await lsp.stop()
 
 
+async def stop_client(lsp: LanguageClient) -> None:
+    """End a session a test started with :func:`start_client`: ``shutdown`` and ``exit``, then stop the process."""
+    try:
+        await asyncio.wait_for(lsp.shutdown_session(), 10)
+    finally:
+        await lsp.stop()
+
+
 def is_pull(client: LanguageClient) -> bool:
     """True when the session uses pull diagnostics (the client advertised ``textDocument.diagnostic``)."""
     caps = client.capabilities

@@ -373,14 +373,15 @@ L.run_change(root, lambda r: L.ChangePlan("edit", [L.FileChange(rel_a, before_a,
 """
 
 
-def crash_mid_change(root: Path, home: Path) -> None:
-    """Run :data:`CRASH` in a process of its own: the change stays ``applying``, one of its two files written."""
+def crash_mid_change(root: Path, home: Path, script: str = CRASH) -> None:
+    """Run ``script`` (:data:`CRASH` by default) in a process of its own, which dies with status 77 in the middle of
+    a change: the change stays ``applying``, its first file written."""
     import os
     import subprocess
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-c", CRASH, str(root)],
+        [sys.executable, "-c", script, str(root)],
         env={**os.environ, "MEMZOI_HOME": str(home)},
         capture_output=True,
         stdin=subprocess.DEVNULL,

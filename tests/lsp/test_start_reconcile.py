@@ -4,7 +4,6 @@ without any command, and a damaged ledger is said once, in a warning that names 
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from lsprotocol import types
 from memzoi import ledger as L
 
 from ..test_store import _damage_table as damage_table
-from .conftest import PROFILES, diagnostics, git_init, start_client, wait_until
+from .conftest import PROFILES, diagnostics, git_init, start_client, stop_client, wait_until
 from .test_lifecycle import crash_mid_change, snapshot
 
 
@@ -21,13 +20,6 @@ from .test_lifecycle import crash_mid_change, snapshot
 def git_workspace(workspace: Path) -> Path:
     git_init(workspace)
     return workspace
-
-
-async def _stop(lsp) -> None:
-    try:
-        await asyncio.wait_for(lsp.shutdown_session(), 10)
-    finally:
-        await lsp.stop()
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
@@ -51,7 +43,7 @@ async def test_a_change_left_in_flight_is_reconciled_as_the_server_starts(
         assert snapshot(root) == on_disk  # classified, never replayed
         assert not lsp.messages  # nothing to warn about
     finally:
-        await _stop(lsp)
+        await stop_client(lsp)
 
 
 async def test_a_project_without_a_ledger_gets_none_made_at_start(git_workspace: Path, memzoi_home: Path):
@@ -59,7 +51,7 @@ async def test_a_project_without_a_ledger_gets_none_made_at_start(git_workspace:
     try:
         assert lsp.diagnostics  # the scan ran
     finally:
-        await _stop(lsp)
+        await stop_client(lsp)
     assert not list(memzoi_home.rglob("memzoi-lsp-ledger.db"))
 
 
@@ -76,5 +68,5 @@ async def test_a_damaged_ledger_is_said_once_as_the_server_starts(git_workspace:
         assert shown.type == types.MessageType.Warning
         assert "is damaged" in shown.message and "memzoi doctor" in shown.message, shown.message
     finally:
-        await _stop(lsp)
+        await stop_client(lsp)
     assert db.read_bytes() == before

@@ -5,10 +5,6 @@ client that cannot show a disabled action), the ledger refuses them if asked any
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +12,8 @@ from lsprotocol import types
 
 from memzoi import ledger as L
 
-from .conftest import PROFILES, git_init, open_doc, refusal, start_client, wait_until
-from .test_lifecycle import actions_for, snapshot
+from .conftest import PROFILES, git_init, open_doc, refusal, start_client, stop_client, wait_until
+from .test_lifecycle import actions_for, crash_mid_change, snapshot
 
 PACKET = ".memzoi/proposals/pending/mem-new.md"
 RECORD = ".memzoi/records/use-pnpm.md"
@@ -42,13 +38,6 @@ NEW_CHANGES = ("Apply proposal", "Reject proposal", "Supersede record", "Tombsto
 )
 
 
-async def _stop(lsp) -> None:
-    try:
-        await asyncio.wait_for(lsp.shutdown_session(), 10)
-    finally:
-        await lsp.stop()
-
-
 @pytest.mark.parametrize("profile", list(PROFILES))
 async def test_new_changes_of_an_uncertain_changes_files_are_disabled_with_its_reason(
     workspace: Path, memzoi_home: Path, monkeypatch, profile
@@ -56,13 +45,7 @@ async def test_new_changes_of_an_uncertain_changes_files_are_disabled_with_its_r
     root = workspace
     git_init(root)
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
-    proc = subprocess.run(
-        [sys.executable, "-c", CRASH, str(root)],
-        env={**os.environ, "MEMZOI_HOME": str(memzoi_home)},
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 77, proc.stderr
+    crash_mid_change(root, memzoi_home, CRASH)
     [change] = L.history(root)
     lsp = await start_client(profile, root, memzoi_home)
     try:
@@ -99,4 +82,4 @@ async def test_new_changes_of_an_uncertain_changes_files_are_disabled_with_its_r
         assert refused["code"] == "uncertain_change" and change.id in refused["message"]
         assert snapshot(root) == on_disk  # nothing written
     finally:
-        await _stop(lsp)
+        await stop_client(lsp)
