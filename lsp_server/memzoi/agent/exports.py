@@ -59,13 +59,6 @@ def exports_dir(root: Path) -> Path:
     return worktree_runtime_dir(root) / "exports"
 
 
-def _applies(rec: dict[str, Any]) -> list[str]:
-    import json  # noqa: PLC0415 lazy: start-up
-
-    value = json.loads(rec["applies_to"]) if rec.get("applies_to") else []
-    return [str(v) for v in value] if isinstance(value, list) else []
-
-
 def _errors(reader: Any, path: str) -> list[str]:
     """The codes of the error-severity findings stored for ``path`` (a secret, personal data, a gate failure …):
     such a record is withheld too."""
@@ -79,7 +72,7 @@ def select(root: Path, scope_kind: str = "repo") -> tuple[list[dict[str, Any]], 
     """``(records, withheld)``: the records to project (dicts with ``id``, ``type``, ``title``, ``body``,
     ``applies_to``), ordered as Memzoi orders them, and the unsafe ones as ``{"id", "reasons"}``. Raises
     :class:`~memzoi.ledger.Refusal` (``no_project``, ``index_unavailable``)."""
-    from .recall import Reader  # noqa: PLC0415 lazy: start-up
+    from .recall import Reader, applies_of  # noqa: PLC0415 lazy: start-up
 
     chosen, withheld = [], []
     with Reader(root) as r:
@@ -100,7 +93,7 @@ def select(root: Path, scope_kind: str = "repo") -> tuple[list[dict[str, Any]], 
                     "type": rec["type"],
                     "title": rec["title"],
                     "body": rec["body"],
-                    "applies_to": _applies(rec),
+                    "applies_to": applies_of(rec),
                 }
             )
     chosen.sort(key=lambda x: (x["type"], x["title"], x["id"]))
