@@ -137,3 +137,20 @@ def hold(lock_path: Path, *, create: bool = True) -> int | None:
         raise
     os.close(fd)
     return None
+
+
+def held(lock_path: Path) -> bool:
+    """Whether another open file holds the OS lock of the lock file ``lock_path`` now (a live writer): the lock is
+    taken and let go at once, without waiting (an open, a ``flock`` and a close), and the file is never created
+    (missing: False). A file that cannot be opened or locked counts as held, so nothing is decided as if no writer
+    could be there. Never raises."""
+    try:
+        fd = hold(lock_path, create=False)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    if fd is None:
+        return True
+    os.close(fd)
+    return False

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from ..base.fsutil import read_state, temp_pattern
-from ..base.lock import DEFAULT_TIMEOUT, LockBusy, hold, lifecycle_lock
+from ..base.lock import DEFAULT_TIMEOUT, LockBusy, held, lifecycle_lock
 from ..base.runtime import LEDGER_DB, LOCK_FILE
 from .model import RECONCILED, UNCERTAIN_CHANGE, ChangePlan, ChangeRecord, FileChange, Reconciled, Refusal, unsettled
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
@@ -61,18 +61,10 @@ def foreseen(root: Path, change: ChangeRecord) -> str:
 
 def writer_alive(root: Path) -> bool:
     """Whether a process holds the lifecycle lock of the project at ``root`` now (a live change, which finishes or
-    reconciles its own): the lock is taken and let go at once, without waiting, and never created. A lock file
-    that cannot be opened counts as held (nothing is foreseen of a change whose writer cannot be ruled out)."""
-    try:
-        fd = hold(cached_runtime_dir(root, create=False) / LOCK_FILE, create=False)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    if fd is None:
-        return True
-    os.close(fd)
-    return False
+    reconciles its own), by :func:`memzoi.base.lock.held`: the lock is taken and let go at once, without waiting,
+    and never created. A lock file that cannot be opened counts as held (nothing is foreseen of a change whose
+    writer cannot be ruled out)."""
+    return held(cached_runtime_dir(root, create=False) / LOCK_FILE)
 
 
 def refuse_unsettled(ledger: Ledger, conn: sqlite3.Connection, plan: ChangePlan) -> None:

@@ -12,7 +12,8 @@ it, the stored report is given back instead of judging anything again (issue 29,
 - per project: the bytes of ``.memzoi/config.toml`` (project id, ``[rules]``), git's state
   (:func:`memzoi.stores.index_fresh.git_state`: ``HEAD`` and its ref, the index, ``packed-refs``, ``info/exclude`` and
   every ``.gitignore`` from the worktree's top to the files' folders) and the ledger's head (the stat of the ledger
-  database and its write-ahead log, as :class:`memzoi.ledger.view.LedgerView` follows it);
+  database and its write-ahead log, as :class:`memzoi.ledger.view.LedgerView` follows it, and whether a live process
+  holds the lifecycle lock, which decides how that view judges a change left in flight);
 - the store's version and the tool stamp (:func:`memzoi.stores.toolstamp.tool_stamp`: version and a digest of the
   installed code);
 - the clock: the earliest retention boundary of any checked file; once it passes, the report is judged again.
@@ -131,18 +132,25 @@ def _list_pieces(items: Iterable[Any]) -> Iterable[bytes]:
 
 
 def _ledger_stamp(root: Path) -> list[Any]:
-    """The stat of the ledger database of the project ``root`` and its WAL (the project's runtime directory,
-    :func:`memzoi.ledger.store.cached_runtime_dir`, is the worktree's runtime directory's grandparent)."""
-    from ..base.runtime import LEDGER_DB, worktree_runtime_dir  # noqa: PLC0415 lazy: start-up
+    """The ledger's part of a report's inputs for the project ``root``: the stat of its ledger database and WAL (the
+    project's runtime directory, :func:`memzoi.ledger.store.cached_runtime_dir`, is the worktree's runtime
+    directory's grandparent), and, when there is a ledger, whether a live process holds the lifecycle lock
+    (:func:`memzoi.base.lock.held`, an open, a ``flock`` and a close). The lock decides how a change left in flight
+    is judged (:class:`memzoi.ledger.view.LedgerView`: left to its live writer, else as reconciliation would make
+    it), and a writer can die without touching the ledger again: a report judged under a live writer is then not
+    replayed (SPEC §6, promise 3). Without a ledger there is no ledger fact, so no lock is looked at."""
+    from ..base.lock import held  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime import LEDGER_DB, LOCK_FILE, worktree_runtime_dir  # noqa: PLC0415 lazy: start-up
 
     try:
         db = worktree_runtime_dir(root).parent.parent / LEDGER_DB
     except Exception:  # noqa: BLE001 - no git, odd paths: no ledger, as the ledger view decides
         return [None]
-    out = []
+    out: list[Any] = []
     for p in (db, db.with_name(db.name + "-wal")):
         st = freshness.lstat(p)
         out.append(list(st.stamp) if st is not None else None)
+    out.append(held(db.with_name(LOCK_FILE)) if out[0] is not None else None)
     return out
 
 
