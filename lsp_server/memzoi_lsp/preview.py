@@ -6,7 +6,7 @@ Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize"|"
 candidate ``candidateId`` of the resident file ``uri``, with ``content`` when it is approved edited;
 ``remove_entry``: removing the entry ``locator`` selects in ``scope``; ``reattest``: the diff is the hand edit
 since the attested revision).
-Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after"}], "target"?: {"path",
+Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after", "change"}], "target"?: {"path",
 "title"}}`` (text or ``null``; ``target`` names the file acted on, for the confirmation).
 ``memzoi.changeFiles`` ``{"change_id"}`` gives the same for a change of the ledger (a history's *Open Diff*).
 """

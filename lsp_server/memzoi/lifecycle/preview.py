@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judge import analysis
-from ..ledger import ChangePlan, Purged, Refusal, dry_run, get_change, history, preview_fingerprint
+from ..ledger import ChangePlan, FileChange, Purged, Refusal, dry_run, get_change, history, preview_fingerprint
 from ..safety.redact import scrub
 from .apply import plan_apply
 from .supersede import plan_packet
@@ -37,15 +37,21 @@ def _text(data: bytes | None | Purged) -> str | None:
     return None if data is None else scrub(data.decode("utf-8", errors="replace"))
 
 
+def file_texts(f: FileChange) -> dict[str, Any]:
+    """``{"path", "before", "after", "change"}`` of one file of a change: ``before``/``after`` are its text (``null``
+    when absent; detected secrets redacted) and ``change`` the word of :attr:`FileChange.change` (``created``,
+    ``deleted``, ``modified``, ``unchanged``), computed from the bytes, so editors word a file as the CLI does."""
+    return {"path": f.path, "before": _text(f.before), "after": _text(f.after), "change": f.change}
+
+
 def plan_to_json(plan: ChangePlan) -> dict[str, Any]:
-    """``{"operation", "summary", "reason", "files": [{"path", "before", "after"}]}``: ``before``/``after`` are the
-    file's text (``null`` when absent; detected secrets redacted), paths ``/``-separated relative to the project
-    root."""
+    """``{"operation", "summary", "reason", "files": [{"path", "before", "after", "change"}]}`` (each file as
+    :func:`file_texts`), paths ``/``-separated relative to the project root."""
     return {
         "operation": plan.operation,
         "summary": plan.summary,
         "reason": plan.reason,
-        "files": [{"path": f.path, "before": _text(f.before), "after": _text(f.after)} for f in plan.files],
+        "files": [file_texts(f) for f in plan.files],
     }
 
 
@@ -132,7 +138,7 @@ def attested_text(project_root: Path, rel: str) -> str | None:
 
 def change_texts(project_root: str | os.PathLike[str], change_id: str) -> dict[str, Any]:
     """The before/after text of every file of the ledgered change ``change_id`` (for a history's *Open Diff*):
-    ``{"change_id", "operation", "status", "files": [{"path", "before", "after"}]}``, detected secrets redacted.
+    ``{"change_id", "operation", "status", "files": [{"path", "before", "after", "change"}]}`` (:func:`file_texts`).
     Raises :class:`Refusal` (``change_not_found``)."""
     change = get_change(project_root, change_id)
     if change is None:
@@ -141,5 +147,5 @@ def change_texts(project_root: str | os.PathLike[str], change_id: str) -> dict[s
         "change_id": change.id,
         "operation": change.operation,
         "status": change.status,
-        "files": [{"path": f.path, "before": _text(f.before), "after": _text(f.after)} for f in change.files],
+        "files": [file_texts(f) for f in change.files],
     }

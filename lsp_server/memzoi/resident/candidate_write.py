@@ -12,11 +12,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import blake3
 
 from ..judge.config_model import MemzoiConfig
-from ..ledger import ChangePlan, Refusal
+from ..ledger import ChangePlan, FileChange, Refusal
 from ..ledger.previewed import check_previewed
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from . import candidates as db
@@ -119,6 +120,22 @@ def keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: list
         and hand_edited(store.entries, db.list_for_paths(conn, [str(store.file.path)]))
     ):
         store.keep_copy()
+
+
+def preview_file(store: ResidentStore, after: str) -> dict[str, Any]:
+    """The file entry of a resident preview: ``{"path", "before", "after", "change"}``, the file's absolute
+    ``path``, its text before (``None``: absent) and ``after`` (detected secrets redacted), and ``change``, the word
+    of :attr:`memzoi.ledger.FileChange.change` (the texts compared before redaction)."""
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
+
+    before = store.text if store.exists else None
+    word = FileChange(str(store.file.path), None if before is None else before.encode(), after.encode()).change
+    return {
+        "path": str(store.file.path),
+        "before": None if before is None else scrub(before),
+        "after": scrub(after),
+        "change": word,
+    }
 
 
 def acted(store: ResidentStore, op: Operation, operation: str = "approve") -> ChangePlan:

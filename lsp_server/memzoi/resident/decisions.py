@@ -127,7 +127,6 @@ def _preview(
     """The preview's answer, with ``previewed``: the fingerprint of the file's bytes and ``op``
     (:func:`.candidate_write.acted`) the decision takes back."""
     from ..ledger import preview_fingerprint  # noqa: PLC0415 lazy: start-up
-    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     after = store.preview(op, keep=False)  # a preview writes nothing, no drift backup either
     kind = "removal" if operation == "remove_entry" else "approve"
@@ -137,13 +136,7 @@ def _preview(
         "summary": summary,
         "reason": reason,
         "candidateId": candidate_id,
-        "files": [
-            {
-                "path": str(file.path),
-                "before": scrub(store.text) if store.exists else None,
-                "after": scrub(serialize(after)),
-            }
-        ],
+        "files": [candidate_write.preview_file(store, serialize(after))],
         "previewed": preview_fingerprint(candidate_write.acted(store, op, kind)),
     }
 

@@ -40,6 +40,7 @@ from .candidate_write import (
     locked_session,
     operation_of,
     owned_file,
+    preview_file,
     recorded_layout,
     write_entries,
 )
@@ -81,7 +82,6 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     after; ``previewed`` is the fingerprint :func:`apply` takes (:func:`.candidate_write.acted`).
     Raises :class:`Refusal` exactly as the approve would before writing (unknown, foreign or decided candidate,
     locator, threat scan, cap)."""
-    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     root = Path(project_root).resolve()
     cand = find_candidate(candidate_id)
@@ -101,13 +101,7 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
         "summary": f"approve {cand.action} candidate {cand.id} in {file.scope} memory",
         "reason": cand.reason,
         "candidateId": cand.id,
-        "files": [
-            {
-                "path": str(file.path),
-                "before": scrub(store.text) if store.exists else None,
-                "after": scrub(serialize(after)),
-            }
-        ],
+        "files": [preview_file(store, serialize(after))],
         "previewed": preview_fingerprint(acted(store, op)),
     }
 
