@@ -2,17 +2,11 @@
 // change before it is written), both shown in VS Code's diff editor through a virtual document provider.
 import * as vscode from 'vscode';
 import { historyChanges, type ChangeSummary } from './logic/commands';
+import { fileChange, previewFiles, type PreviewFile } from './logic/review';
 
 /** Scheme of the read-only before/after documents of a change or a preview. */
 export const SCHEME = 'memzoi-change';
 
-/** One file of a change or preview, as `memzoi.changeFiles` and `memzoi.preview` return it. */
-interface FileTexts {
-  path: string;
-  uri?: string;
-  before: string | null;
-  after: string | null;
-}
 
 /** Sends a server command and returns its result (`undefined` after a refusal, which the caller already reported). */
 export type Execute = (command: string, args: unknown[]) => Promise<unknown>;
@@ -29,13 +23,7 @@ export function registerChangeDocuments(context: vscode.ExtensionContext): void 
   );
 }
 
-function fileTexts(result: unknown): FileTexts[] {
-  const files = (result as { files?: unknown } | undefined)?.files;
-  if (!Array.isArray(files)) return [];
-  return files.filter((f): f is FileTexts => !!f && typeof (f as FileTexts).path === 'string');
-}
-
-function virtual(key: string, side: 'before' | 'after', f: FileTexts): vscode.Uri {
+function virtual(key: string, side: 'before' | 'after', f: PreviewFile): vscode.Uri {
   // The path keeps its extension, so the diff editor highlights Markdown as Markdown.
   const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${key}/${side}/${f.path}` });
   contents.set(uri.toString(), (side === 'before' ? f.before : f.after) ?? '');
@@ -47,11 +35,10 @@ function virtual(key: string, side: 'before' | 'after', f: FileTexts): vscode.Ur
  * the right (an absent side is empty). Returns the number of diffs opened.
  */
 export async function showDiffs(title: string, result: unknown, key = newDiffKey()): Promise<number> {
-  const files = fileTexts(result);
+  const files = previewFiles(result);
   for (const f of files) {
-    const state = f.before === null ? 'created' : f.after === null ? 'removed' : 'modified';
     await vscode.commands.executeCommand('vscode.diff', virtual(key, 'before', f), virtual(key, 'after', f),
-      `${title}: ${f.path} (${state})`, { preview: false });
+      `${title}: ${f.path} (${fileChange(f)})`, { preview: false });
   }
   return files.length;
 }

@@ -200,7 +200,8 @@ export interface ChangeSummary {
   label: string;
   /** Time, actor, short id and whether undo is available. */
   description: string;
-  /** The files with what the change did to each (`path (absent → present)`). */
+  /** The files with what the change did to each, in the server's word (`path (created)`; an older server's
+   * states: `path (absent → present)`). */
   detail: string;
   /** The server's `undo_available`: the ledger would undo it now (applied, its files as it left them). */
   undoable: boolean;
@@ -215,7 +216,7 @@ export function historyChanges(result: unknown): ChangeSummary[] | undefined {
     const c = raw as Record<string, unknown>;
     if (typeof c.change_id !== 'string' && typeof c.change_id !== 'number') return undefined;
     const files = Array.isArray(c.files)
-      ? (c.files as Record<string, unknown>[]).map((f) => (f.before !== undefined ? `${text(f.path)} (${text(f.before)} → ${text(f.after)})` : text(f.path))).join(', ')
+      ? (c.files as Record<string, unknown>[]).map(historyFile).join(', ')
       : '';
     const op = typeof c.operation === 'string' ? c.operation : '';
     const when = typeof c.applied_at === 'string' ? c.applied_at : typeof c.created_at === 'string' ? c.created_at : '';
@@ -230,6 +231,12 @@ export function historyChanges(result: unknown): ChangeSummary[] | undefined {
     });
   }
   return out;
+}
+
+/** One file of a history entry: `path (word)` with the server's `change`, else `path (before → after)`. */
+function historyFile(f: Record<string, unknown>): string {
+  if (typeof f.change === 'string' && f.change !== '') return `${text(f.path)} (${f.change})`;
+  return f.before !== undefined ? `${text(f.path)} (${text(f.before)} → ${text(f.after)})` : text(f.path);
 }
 
 /** Text of a JSON scalar (objects as JSON, never `[object Object]`). */

@@ -54,6 +54,8 @@ export interface PreviewFile {
   uri?: string;
   before: string | null;
   after: string | null;
+  /** The server's word for what the change does to the file (`created`, `deleted`, `modified`, `unchanged`). */
+  change?: string;
 }
 
 /** The files of a `memzoi.preview` (or `memzoi.changeFiles`) answer; `[]` for another shape. */
@@ -63,9 +65,15 @@ export function previewFiles(result: unknown): PreviewFile[] {
   return files.filter((f): f is PreviewFile => !!f && typeof (f as PreviewFile).path === 'string');
 }
 
-/** What a preview does to one file: `created`, `removed` or `modified`. */
-export function fileChange(f: PreviewFile): 'created' | 'removed' | 'modified' {
-  return f.before === null ? 'created' : f.after === null ? 'removed' : 'modified';
+/**
+ * What a change does to one file, in the words the CLI prints: the server's `change` (`created`, `deleted`,
+ * `modified`, `unchanged`: one file absent before and after is `unchanged`). An older server sends no word: it is
+ * then read from the two texts.
+ */
+export function fileChange(f: PreviewFile): string {
+  if (typeof f.change === 'string' && f.change !== '') return f.change;
+  if (f.before === f.after) return 'unchanged';
+  return f.before === null ? 'created' : f.after === null ? 'deleted' : 'modified';
 }
 
 /** The files a write will touch, as `memzoi/changed` lists them (`deleted`: the file is gone afterwards). */

@@ -69,6 +69,10 @@ test('history results become picker rows', () => {
   const rows = historyChanges([
     { change_id: 'abcdef0123456789', operation: 'apply', status: 'applied', actor: 'rev', applied_at: '2026-07-01T10:00:00.123Z',
       files: [{ path: 'a.md', before: 'absent', after: 'present' }, { path: 'b.md' }], undo_available: true },
+    // the server's word per file, as `memzoi history` prints it: absent before and after is unchanged
+    { change_id: 'rec', operation: 'recover', status: 'applied', undo_available: false,
+      files: [{ path: 'r.md', before: 'present', after: 'present', change: 'modified' },
+        { path: 'c.md', before: 'absent', after: 'absent', change: 'unchanged' }] },
     { change_id: 7, status: 'undone', undo_available: false },
     // applied, but a file was edited since: the server says the ledger would refuse the undo
     { change_id: 'fedcba', operation: 'reject', status: 'applied', undo_available: false },
@@ -78,6 +82,7 @@ test('history results become picker rows', () => {
   assert.deepEqual(rows, [
     { change_id: 'abcdef0123456789', label: 'apply · applied', description: '2026-07-01 10:00:00 · rev · abcdef012345 · undo available',
       detail: 'a.md (absent → present), b.md', undoable: true },
+    { change_id: 'rec', label: 'recover · applied', description: 'rec', detail: 'r.md (modified), c.md (unchanged)', undoable: false },
     { change_id: '7', label: 'undone', description: '7', detail: '', undoable: false },
     { change_id: 'fedcba', label: 'reject · applied', description: 'fedcba', detail: '', undoable: false },
     { change_id: 'old', label: 'apply · applied', description: 'old', detail: '', undoable: false },

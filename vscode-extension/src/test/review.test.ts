@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { residentRows, residentUsage, usageText } from '../logic/inbox';
 import { contextValue, describeItem, inboxTree } from '../logic/inboxView';
-import { isStale, PREVIEW_OF, previewArg, previewFiles, previewUnsupported, reviewQuestion, touchedOf, withPreviewed,
+import { fileChange, isStale, PREVIEW_OF, previewArg, previewFiles, previewUnsupported, reviewQuestion, touchedOf, withPreviewed,
   writeMessage } from '../logic/review';
 
 const ROOT = 'file:///ws';
@@ -26,10 +26,25 @@ test('the Apply/Cancel question names the target and lists every file the change
   const files = previewFiles(PREVIEW);
   const q = reviewQuestion('memzoi.apply', { uri: `${ROOT}/.memzoi/proposals/pending/mem_a.md`, title: 'Lint before pushing' }, files, [ROOT]);
   assert.equal(q.message, 'Apply “Lint before pushing” (.memzoi/proposals/pending/mem_a.md)?');
-  assert.equal(q.detail, 'It writes:\ncreated: .memzoi/records/lint.md\nremoved: .memzoi/proposals/pending/mem_a.md\nmodified: .memzoi/records/old.md');
+  assert.equal(q.detail, 'It writes:\ncreated: .memzoi/records/lint.md\ndeleted: .memzoi/proposals/pending/mem_a.md\nmodified: .memzoi/records/old.md');
   const r = reviewQuestion('memzoi.resident.approve', { uri: `${ROOT}/.zuno/RULES.md`, title: 'Tabs only', candidateId: 'c1' }, [], [ROOT], false);
   assert.equal(r.message, 'Approve resident-memory candidate “Tabs only” in .zuno/RULES.md?');
   assert.match(r.detail, /no diff/);
+});
+
+test('a file is worded by the server\'s change, as the CLI words it; absent before and after is unchanged', () => {
+  const files = previewFiles({ files: [
+    { path: 'gone.md', before: null, after: null, change: 'unchanged' },
+    { path: 'same.md', before: 'a', after: 'a', change: 'unchanged' },
+    { path: 'old.md', before: 'a', after: null, change: 'deleted' },
+    { path: 'new.md', before: null, after: 'b', change: 'created' },
+  ] });
+  assert.deepEqual(files.map(fileChange), ['unchanged', 'unchanged', 'deleted', 'created']);
+  const q = reviewQuestion('memzoi.apply', { uri: `${ROOT}/gone.md` }, files, [ROOT]);
+  assert.equal(q.detail, 'It writes:\nunchanged: gone.md\nunchanged: same.md\ndeleted: old.md\ncreated: new.md');
+  // an older server sends no word: read from the two sides, in the same words
+  assert.deepEqual(previewFiles({ files: [{ path: 'x', before: null, after: null }, { path: 'y', before: 'a', after: null }] })
+    .map(fileChange), ['unchanged', 'deleted']);
 });
 
 test('touched files: deleted where the preview has no after', () => {
