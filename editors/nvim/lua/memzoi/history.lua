@@ -2,13 +2,22 @@
 local X = {}
 local ui = require('memzoi.ui')
 
+--- What a change did to one file, in the words the CLI prints: the server's `change` (`created`, `deleted`,
+--- `modified`, `unchanged`: absent before and after is `unchanged`); an older server's two states otherwise.
+function X.file_word(f)
+  if type(f.change) == 'string' and f.change ~= '' then
+    return f.change
+  end
+  return ('%s->%s'):format(tostring(f.before), tostring(f.after))
+end
+
 --- Ledger changes (`memzoi.history` results, newest first) as quickfix items: time, actor, operation, status,
---- whether undo is available, files, and the change id (`:Memzoi undo ID`).
+--- whether undo is available, files (`path (created)`), and the change id (`:Memzoi undo ID`).
 function X.history_items(root, changes)
   local items = {}
   for _, c in ipairs(changes or {}) do
     local files = vim.tbl_map(function(f)
-      return ('%s %s->%s'):format(f.path, f.before, f.after)
+      return ('%s (%s)'):format(f.path, X.file_word(f))
     end, c.files or {})
     local undo = c.undo_available and 'undo available' or 'no undo' -- the server's word: the ledger would undo it
     table.insert(items, {

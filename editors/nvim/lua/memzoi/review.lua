@@ -45,6 +45,18 @@ local function lines_of(text)
   return lines
 end
 
+--- The header's word for one file of a preview: the server's `change` (as the CLI words it: absent before and after
+--- is ` (unchanged)`), nothing for `modified`; an older server's answer is read from the two sides.
+function X.state(f)
+  local word = f.change
+  if type(word) ~= 'string' or word == '' then
+    local absent_before = f.before == nil or f.before == vim.NIL
+    local absent_after = f.after == nil or f.after == vim.NIL
+    word = absent_before and (absent_after and 'unchanged' or 'created') or (absent_after and 'deleted' or 'modified')
+  end
+  return word == 'modified' and '' or (' (%s)'):format(word)
+end
+
 --- The two texts of the diff tab: every file of `result` (a `memzoi.preview` answer) under the same header line on
 --- both sides, so the diff lines the files up and one diff shows them all. A file the change creates is empty on the left,
 --- one it deletes empty on the right (the header says which).
@@ -52,10 +64,7 @@ end
 function X.sides(result)
   local before, after = {}, {}
   for _, f in ipairs(result.files or {}) do
-    local absent_before = f.before == nil or f.before == vim.NIL
-    local absent_after = f.after == nil or f.after == vim.NIL
-    local state = absent_before and ' (created)' or (absent_after and ' (deleted)' or '')
-    local header = ('=== %s%s ==='):format(f.path, state)
+    local header = ('=== %s%s ==='):format(f.path, X.state(f))
     table.insert(before, header)
     table.insert(after, header)
     vim.list_extend(before, lines_of(f.before))
