@@ -60,6 +60,7 @@ class LedgerView:
         #: The ``corrupt_database`` error of the last reading when the ledger is damaged (its facts are then
         #: unknown, not empty: a caller showing history says so), else ``None``.
         self.damage: RuntimeStateError | None = None
+        self._unreadable = False  # said once: the ledger's folder cannot be looked at
 
     def _db(self) -> Path | None:
         try:
@@ -67,7 +68,15 @@ class LedgerView:
             db = cached_runtime_dir(self.root, create=False) / LEDGER_DB
         except Exception:  # no git, odd paths: no ledger
             return None
-        return db if db.is_file() else None
+        try:
+            return db if db.is_file() else None
+        except OSError as err:  # a memzoi home this user cannot enter: its facts unknown, every file still judged
+            if not self._unreadable:
+                self._unreadable = True
+                from ..judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
+
+                log.warning("%s", shown_for_projects(f"cannot read the ledger of {self.root}: {err}", [self.root]))
+            return None
 
     def _refresh(self) -> None:
         db = self._db()
