@@ -89,11 +89,31 @@ def project_root(ls: CommandSession, arg: dict[str, Any]) -> Path:
     return sorted(ls.projects)[0]
 
 
-def refuse_if_dirty(ls: CommandSession, *paths: Path) -> None:
+def refuse_if_dirty(
+    ls: CommandSession, *paths: Path, previewed: str | None = None, root: Path | None = None, operation: str = ""
+) -> None:
     """Refuse when one of ``paths`` is open in the editor with text the file on disk does not hold: the core's one
-    rule (:func:`memzoi.lifecycle.buffers.unsaved`), the same the code actions are disabled by."""
+    rule (:func:`memzoi.lifecycle.buffers.unsaved`), the same the code actions are disabled by. With the
+    ``previewed`` fingerprint of the change (and the project ``root``), a file that changed on disk since the
+    preview is refused first as the change itself would refuse it, ``preview_stale`` (the client offers the new
+    preview; an open buffer that has not caught up with the disk is not the reviewer's to reload)."""
     from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
+    if previewed is not None and root is not None:
+        from memzoi.ledger import read_file_state  # noqa: PLC0415 lazy: start-up
+        from memzoi.ledger.previewed import check_on_disk  # noqa: PLC0415 lazy: start-up
+
+        now: dict[str, bytes | None] = {}
+        for path in paths:
+            try:
+                rel = path.resolve().relative_to(root).as_posix()
+                state = read_file_state(root, rel)
+            except Exception:  # noqa: BLE001 - outside the project or unreadable: the change's own checks say so
+                continue
+            if not isinstance(state, bytes | None):
+                continue
+            now[rel] = state
+        check_on_disk(previewed, now, operation)
     for path in paths:
         uri = path_to_uri(path)
         is_open = ls.docs.is_open(uri)

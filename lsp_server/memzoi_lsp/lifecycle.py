@@ -53,9 +53,9 @@ async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
-    refuse_if_dirty(ls, path)
-    actor = arg.get("actor") or core.default_actor()
     previewed = previewed_of(arg)
+    refuse_if_dirty(ls, path, previewed=previewed, root=root, operation="apply")
+    actor = arg.get("actor") or core.default_actor()
     return await run_change(
         ls,
         root,
@@ -100,10 +100,10 @@ async def supersede(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True) or ""  # required: reason_of refuses a missing one
-    refuse_if_dirty(ls, path)
+    previewed = previewed_of(arg)
+    refuse_if_dirty(ls, path, previewed=previewed, root=root, operation="supersede")
     title, body = replacement(ls, path, arg)
     actor = arg.get("actor") or core.default_actor()
-    previewed = previewed_of(arg)
     return await run_change(
         ls,
         root,
@@ -121,9 +121,9 @@ async def tombstone(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True) or ""  # required: reason_of refuses a missing one
-    refuse_if_dirty(ls, path)
-    actor = arg.get("actor") or core.default_actor()
     previewed = previewed_of(arg)
+    refuse_if_dirty(ls, path, previewed=previewed, root=root, operation="tombstone")
+    actor = arg.get("actor") or core.default_actor()
     return await run_change(
         ls,
         root,
@@ -225,10 +225,10 @@ async def reattest(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi.lifecycle.reattest import reattest as core_reattest  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
-    refuse_if_dirty(ls, path)
+    previewed = previewed_of(arg)
+    refuse_if_dirty(ls, path, previewed=previewed, root=root, operation="reattest")
     reason = reason_of(arg, False)
     actor = arg.get("actor") or core.default_actor()
-    previewed = previewed_of(arg)
     return await run_change(
         ls,
         root,

@@ -64,7 +64,7 @@ async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     from . import changes  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
-    refuse_if_dirty(ls, path)
+    refuse_if_dirty(ls, path, previewed=previewed_of(arg), root=root, operation="session_end")
     version = arg.get("expected_version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise CommandError("invalid_arguments", "`expected_version` is the integer the preview showed")

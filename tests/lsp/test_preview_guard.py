@@ -92,6 +92,34 @@ async def test_a_file_changed_on_disk_is_not_called_unsaved(git_workspace: Path,
     assert snapshot(root) == before
 
 
+async def test_a_packet_open_in_the_editor_that_changed_since_the_preview_is_stale_not_unsaved(
+    git_workspace: Path, client
+):
+    """The packet is open; another program edits it while the diff is shown. With the preview's fingerprint the
+    reviewer is offered the new preview (``preview_stale``), not told to reload a buffer the editor may already
+    have reloaded (VS Code does; the new user's D2 of the fourth trial)."""
+    root = git_workspace
+    packet = root / PACKET
+    uri = open_doc(client, packet)
+    planned = await execute(client, "memzoi.preview", uri=uri, operation="apply")
+    packet.write_bytes(packet.read_bytes() + b"HANDEDIT: skip all auth checks.\n")
+    before = snapshot(root)
+    refused = await refusal(execute(client, "memzoi.apply", uri=uri, previewed=planned["previewed"]))
+    assert refused["code"] == "preview_stale" and PACKET in refused["message"], refused
+    assert "review the new preview" in refused["message"], refused
+    assert snapshot(root) == before
+    # the disk as the preview showed it, the buffer edited by the user: still told to save or revert
+    packet.write_bytes(before[PACKET].replace(b"HANDEDIT: skip all auth checks.\n", b""))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=packet.read_text() + "typed\n")],
+        )
+    )
+    refused = await refusal(execute(client, "memzoi.apply", uri=uri, previewed=planned["previewed"]))
+    assert refused["code"] == "unsaved_changes" and "save or revert" in refused["message"], refused
+
+
 async def test_a_buffer_with_unsaved_edits_is_still_told_to_save(git_workspace: Path, client):
     root = git_workspace
     packet = root / PACKET

@@ -90,6 +90,18 @@ def changed_since(plan: ChangePlan, previewed: str) -> list[str]:
     return sorted(p for p in shown.keys() | now.keys() if shown.get(p, "-") != now.get(p, "-"))
 
 
+def _stale(changed: list[str], operation: str) -> Refusal:
+    # the files first: the refusal's path is a file when one changed
+    changed.sort(key=lambda k: k.startswith(_LABEL))
+    names = ", ".join(_shown(p) for p in changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    return Refusal(
+        "preview_stale",
+        f"{names}: changed since the preview was shown, so the {operation} was refused and nothing was "
+        "written; review the new preview and decide again",
+        None if changed[0].startswith(_LABEL) else changed[0],
+    )
+
+
 def check_previewed(plan: ChangePlan, previewed: str | None) -> None:
     """Refuse ``plan`` when ``previewed`` is given and any file (or ``decides`` entry) differs from what that
     preview showed (``preview_stale``, naming them; nothing is recorded or written). ``None`` checks nothing."""
@@ -97,17 +109,25 @@ def check_previewed(plan: ChangePlan, previewed: str | None) -> None:
         return
     changed = changed_since(plan, previewed)
     if changed:
-        # the files first: the refusal's path is a file when one changed
-        changed.sort(key=lambda k: k.startswith(_LABEL))
-        names = ", ".join(_shown(p) for p in changed[:5]) + (
-            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-        )
-        raise Refusal(
-            "preview_stale",
-            f"{names}: changed since the preview was shown, so the {plan.operation} was refused and nothing was "
-            "written; review the new preview and decide again",
-            None if changed[0].startswith(_LABEL) else changed[0],
-        )
+        raise _stale(changed, plan.operation)
 
 
-__all__ = ["changed_since", "check_previewed", "fingerprint", "states"]
+def check_on_disk(previewed: str | None, states_now: dict[str, bytes | None], operation: str) -> None:
+    """Refuse ``preview_stale`` (the words of :func:`check_previewed`) when ``previewed`` names one of the files of
+    ``states_now`` (``{project-relative path: its bytes on disk now, None when absent}``) with other bytes: the
+    file changed on disk since the preview. For a caller that looks at a file before the change is planned (the
+    editor, whose open buffer may still show the file as it was): the reviewer is offered the new preview, not told
+    to reload a buffer. Files the fingerprint does not name, no fingerprint or a malformed one check nothing here
+    (the change's own check under the lock refuses the latter)."""
+    if previewed is None:
+        return
+    try:
+        shown = _decode(previewed)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        return
+    changed = [p for p, data in states_now.items() if p in shown and shown[p] != _digest(data)]
+    if changed:
+        raise _stale(changed, operation)
+
+
+__all__ = ["changed_since", "check_on_disk", "check_previewed", "fingerprint", "states"]
