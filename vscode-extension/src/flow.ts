@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { closeDiffs, newDiffKey, showDiffs } from './history';
 import { type CommandSpec, validateReason } from './logic/commands';
 import type { InboxItem } from './logic/inbox';
-import { isStale, PREVIEW_OF, previewArg, type PreviewFile, previewFiles, previewUnsupported, reviewQuestion, verbOf,
+import { PREVIEW_OF, previewArg, type PreviewFile, previewFiles, previewUnsupported, reviewQuestion, staleNotice, verbOf,
   withPreviewed } from './logic/review';
 import { describeTarget, pickerRows, type Target, targetOfItem } from './logic/targets';
 import { ask, executeOnServer, reportRefusal, roots } from './run';
@@ -74,14 +74,14 @@ export async function reviewThenWrite(spec: CommandSpec | undefined, command: st
   const choice = await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, verb);
   await closeDiffs(key);
   if (choice !== verb) return undefined;
-  let stale = false;
-  const result = await executeOnServer(spec, command, [withPreviewed(arg, shown)], target, files, (code) => {
-    stale = isStale(code);
+  let stale: string | undefined;
+  const result = await executeOnServer(spec, command, [withPreviewed(arg, shown)], target, files, (code, message) => {
+    stale = staleNotice(code, message);
+    return stale !== undefined; // told once below, with Preview again
   });
-  if (!stale) return result;
+  if (stale === undefined) return result;
   const again = 'Preview again';
-  const pick = await vscode.window.showWarningMessage('Memzoi: the files changed since the preview; nothing was written.',
-    again);
+  const pick = await vscode.window.showWarningMessage(stale, again);
   return pick === again ? reviewThenWrite(spec, command, target, arg, true) : undefined;
 }
 

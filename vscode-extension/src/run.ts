@@ -39,14 +39,15 @@ export function reportRefusal(command: string, message: string): undefined {
 }
 
 /**
- * Sends one server command. A refusal is reported once (see reportRefusal); the result is then `undefined`.
+ * Sends one server command. A refusal is reported once (see reportRefusal), unless `onRefused` answers true (the
+ * caller tells the user itself, e.g. a stale preview with *Preview again*); the result is then `undefined`.
  */
 export async function requestServer(command: string, args: unknown[],
-  onRefused?: (code: string | undefined) => void): Promise<unknown> {
+  onRefused?: (code: string | undefined, message: string) => boolean | void): Promise<unknown> {
   const answer = await ask(command, args);
   if (!answer.ok) {
-    reportRefusal(command, answer.message);
-    onRefused?.(answer.code);
+    if (onRefused?.(answer.code, answer.message) === true) state.output.error(`${command} refused: ${answer.message}`);
+    else reportRefusal(command, answer.message);
     return undefined;
   }
   if (command === 'memzoi.undo') void state.inbox.refresh();
@@ -84,7 +85,7 @@ export async function reportResult(spec: CommandSpec | undefined, command: strin
  * preview, plus the target's file) and refreshes the inbox. Returns the result (`undefined` after a refusal).
  */
 export async function executeOnServer(spec: CommandSpec | undefined, command: string, args: unknown[], target?: Target,
-  touched: readonly PreviewFile[] = [], onRefused?: (code: string | undefined) => void): Promise<unknown> {
+  touched: readonly PreviewFile[] = [], onRefused?: (code: string | undefined, message: string) => boolean | void): Promise<unknown> {
   const result = await requestServer(command, args, onRefused);
   if (result !== undefined) {
     // Nothing stale when the message comes: the touched files reloaded, the inbox without the decided row.

@@ -48,6 +48,16 @@ export function isStale(code: unknown): boolean {
   return code === 'preview_stale';
 }
 
+/**
+ * The one notice of a stale refusal, shown with *Preview again* (the refusal is not also shown as an error): the
+ * server's first line, which names the files that changed; undefined for any other refusal.
+ */
+export function staleNotice(code: unknown, message: string): string | undefined {
+  if (!isStale(code)) return undefined;
+  const first = message.split('\n')[0].trim();
+  return `Memzoi: ${first || 'the files changed since the preview; nothing was written.'}`;
+}
+
 /** One file of a preview: its path, URI and texts (`null`: absent on that side). */
 export interface PreviewFile {
   path: string;

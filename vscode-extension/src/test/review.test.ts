@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { residentRows, residentUsage, usageText } from '../logic/inbox';
 import { contextValue, describeItem, inboxTree } from '../logic/inboxView';
-import { fileChange, isStale, PREVIEW_OF, previewArg, previewFiles, previewUnsupported, reviewQuestion, touchedOf, withPreviewed,
+import { fileChange, isStale, PREVIEW_OF, staleNotice, previewArg, previewFiles, previewUnsupported, reviewQuestion, touchedOf, withPreviewed,
   writeMessage } from '../logic/review';
 
 const ROOT = 'file:///ws';
@@ -123,4 +123,15 @@ test('the write carries the fingerprint of the preview shown, and a stale refusa
   assert.equal(isStale('preview_stale'), true);
   assert.equal(isStale('unsaved_changes'), false);
   assert.equal(isStale(undefined), false);
+});
+
+test('a stale refusal is told once, by its own notice naming the files (no error besides)', () => {
+  const message = '.memzoi/proposals/pending/a.md: changed since the preview was shown, so the apply was refused and '
+    + 'nothing was written; review the new preview and decide again\n(more)';
+  assert.equal(staleNotice('preview_stale', message),
+    'Memzoi: .memzoi/proposals/pending/a.md: changed since the preview was shown, so the apply was refused and '
+    + 'nothing was written; review the new preview and decide again');
+  assert.equal(staleNotice('preview_stale', ''), 'Memzoi: the files changed since the preview; nothing was written.');
+  assert.equal(staleNotice('unsaved_changes', message), undefined);
+  assert.equal(staleNotice(undefined, message), undefined);
 });
