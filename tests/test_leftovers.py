@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +18,8 @@ from memzoi.base.runtime import HOME_FILE_PREFIX
 from memzoi.runs import leftovers
 from memzoi.safety import prefilter_cache
 from memzoi.stores import toolstamp
+
+from .test_privatewrite import dead_pid
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def _file(path: Path, age: float = 60) -> Path:
 
 
 def test_dead_processes_leftovers_go_and_nothing_else(home: Path):
-    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True).stdout)
+    dead = dead_pid()
     cache = home / "cache"
     gone = [
         _file(home / f"{HOME_FILE_PREFIX}{toolstamp.FAMILY}0123.json.{dead}.tmp"),

@@ -54,9 +54,14 @@ def _old(path: Path, seconds: float) -> None:
     os.utime(path, (t, t))
 
 
-def _dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    return int(proc.stdout)
+def dead_pid() -> int:
+    """A process id no process holds now or later in the run: one past the kernel's largest (a finished child's id
+    is given out again once the ids wrap, which a long run of many processes does: 32,768 here)."""
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    except (OSError, ValueError):  # no procfs: a child that has ended (its id may come back only after a wrap)
+        proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        return int(proc.stdout)
 
 
 def _writer(target: Path) -> tuple[subprocess.Popen[str], Path]:
@@ -116,7 +121,7 @@ def test_a_live_writers_temporary_file_is_kept_and_its_write_completes(tmp_path:
 
 
 def test_unlocked_names_are_judged_by_their_writers_process_and_age(tmp_path: Path):
-    dead, me = _dead_pid(), os.getpid()
+    dead, me = dead_pid(), os.getpid()
     names = {
         # earlier versions' names (never locked): a dead writer's goes once past the grace, a live one's stays
         f".fam-a.marshal.{dead}.tmp": (60, False),
@@ -165,7 +170,7 @@ def test_a_sweep_removes_dead_temporary_files_of_the_family_only(names: set[str]
         assert set(os.listdir(folder)) == (names | dead_names) - removed
 
 
-_DEAD_PID = _dead_pid()
+_DEAD_PID = dead_pid()
 
 
 def test_a_temporary_name_is_the_targets_with_this_process_and_a_fresh_token(tmp_path: Path):
