@@ -54,7 +54,9 @@ async function runCommand(page, title) {
  * Opens the workspace file `name` with Quick Open. Quick Open also lists recently opened editors, among them the
  * diff editors of a review or a change ("Preview apply: …/name (removed)"): the row taken is the file itself, never
  * such a diff or a history row, which would leave the keyboard in a read-only virtual document with no Memzoi
- * actions. Asked again (three tries in all): under load the file search can still show stale rows at Enter.
+ * actions. Asked again (three tries in all): under load the file search can still show stale rows at Enter. A row
+ * is read by its shown text (innerText): the list reuses its row elements, and a hidden detail line can keep an
+ * earlier picker's text (the history's "… (created), … (deleted)").
  */
 async function quickOpen(page, name) {
   const isFileRow = (t, n) => t.includes(n) && !/Review|Preview|History|\((created|removed|modified)\)/.test(t);
@@ -65,9 +67,9 @@ async function quickOpen(page, name) {
       await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
       await page.keyboard.type(name);
       await page.waitForFunction((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')] // isFileRow, in the page
-        .some((r) => (r.textContent || '').includes(n) && !/Review|Preview|History|\((created|removed|modified)\)/.test(r.textContent)), name, { timeout: 20000 });
+        .some((r) => (r.innerText || '').includes(n) && !/Review|Preview|History|\((created|removed|modified)\)/.test(r.innerText)), name, { timeout: 20000 });
       for (let i = 0; i < 20; i++) {
-        const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
+        const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.innerText || '');
         if (isFileRow(focused, name)) break;
         await page.keyboard.press('ArrowDown');
       }
