@@ -100,20 +100,9 @@ def refuse_if_dirty(
     from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
     if previewed is not None and root is not None:
-        from memzoi.ledger import read_file_state  # noqa: PLC0415 lazy: start-up
-        from memzoi.ledger.previewed import check_on_disk  # noqa: PLC0415 lazy: start-up
+        from memzoi.ledger.previewed import check_files_on_disk  # noqa: PLC0415 lazy: start-up
 
-        now: dict[str, bytes | None] = {}
-        for path in paths:
-            try:
-                rel = path.resolve().relative_to(root).as_posix()
-                state = read_file_state(root, rel)
-            except Exception:  # noqa: BLE001 - outside the project or unreadable: the change's own checks say so
-                continue
-            if not isinstance(state, bytes | None):
-                continue
-            now[rel] = state
-        check_on_disk(previewed, now, operation)
+        check_files_on_disk(previewed, root, paths, operation)
     for path in paths:
         uri = path_to_uri(path)
         is_open = ls.docs.is_open(uri)

@@ -21,11 +21,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterable
+from pathlib import Path
 
 import blake3
 
 from ..judge.pathsafety import shown_path
 from .model import ChangePlan, Purged, Refusal
+from .store import read_file_state
 
 _PREFIX = "mzp1."
 #: Keys ``decides`` labels apart from paths: no file path holds a NUL.
@@ -130,4 +133,22 @@ def check_on_disk(previewed: str | None, states_now: dict[str, bytes | None], op
         raise _stale(changed, operation)
 
 
-__all__ = ["changed_since", "check_on_disk", "check_previewed", "fingerprint", "states"]
+def check_files_on_disk(previewed: str | None, root: Path, paths: Iterable[Path], operation: str) -> None:
+    """:func:`check_on_disk` of the files ``paths`` (absolute) of the project ``root``, read now (through
+    :func:`memzoi.ledger.store.read_file_state`); a path outside the project or unreadable is left to the change's own
+    checks."""
+    if previewed is None:
+        return
+    now: dict[str, bytes | None] = {}
+    for path in paths:
+        try:
+            rel = path.resolve().relative_to(root).as_posix()
+            state = read_file_state(root, rel)
+        except (ValueError, OSError, RuntimeError, Refusal):
+            continue
+        if state is None or isinstance(state, bytes):
+            now[rel] = state
+    check_on_disk(previewed, now, operation)
+
+
+__all__ = ["changed_since", "check_files_on_disk", "check_on_disk", "check_previewed", "fingerprint", "states"]
