@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.gitowner import git_refusal, refused_words
 from ..base.runtime import LEDGER_DB, RESIDENT_DB, database_started, loose_modes, memzoi_home, project_runtime_dir
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
 from ..judge.pathsafety import shown_local_path, shown_path, with_shown_paths
@@ -146,9 +147,13 @@ OUTSIDE_GIT = (
 
 
 def _git_check(report: _Report, root: Path) -> None:
-    """``git``: whether ``root`` is inside a git worktree."""
+    """``git``: whether ``root`` is inside a git worktree; a ``warning`` naming git's refusal and its fix when git
+    refuses the repository because another user owns it (:func:`memzoi.base.gitowner.git_refusal`)."""
     top = worktree_root(root)
-    if top is None:
+    refused = git_refusal(root) if top is None else None
+    if refused is not None:
+        report.check("git", "warning", *refused_words(shown_local_path(refused)))
+    elif top is None:
         report.check("git", "skip", OUTSIDE_GIT)
     else:
         report.check("git", "ok", f"git worktree at {shown_local_path(top)}")
