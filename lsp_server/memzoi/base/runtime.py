@@ -233,7 +233,7 @@ def database_started(path: str | os.PathLike[str]) -> bool:
 def drop_empty_database(path: str | os.PathLike[str]) -> None:
     """Remove the database file ``path`` and its SQLite companions when it holds nothing (:func:`database_started`:
     what a first write that failed leaves), so no empty file stays behind; a database holding anything is kept. The
-    caller made the file and holds the lock its writers take, so no other process is writing it."""
+    caller made the file and its first write failed because the disk is full, so no other process wrote it either."""
     try:
         if database_started(path):
             return

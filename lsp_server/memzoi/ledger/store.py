@@ -24,7 +24,7 @@ from ..base.runtime import (
     private_dir,
     private_file,
 )
-from ..base.runtime_errors import guard, runtime_error
+from ..base.runtime_errors import RuntimeStateError, guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
 
 # Re-exported (schema names stay importable here).
@@ -172,15 +172,16 @@ class Ledger:
 
         A database that cannot be opened or used (full disk, read-only mount, permissions, damaged file) raises
         :class:`~memzoi.base.runtime_errors.RuntimeStateError` naming it, also for SQLite errors of the ``with``
-        block; other exceptions of the block pass unchanged. A ledger this call created and could not write (a full
-        disk at the first change) is removed again, not left as an empty file
+        block; other exceptions of the block pass unchanged. A ledger this call created and could not write because the
+        disk is full (at the first change) is removed again, not left as an empty file
         (:func:`~memzoi.base.runtime.drop_empty_database`)."""
         made = not os.path.lexists(self.path)
         try:
             with self._opened() as conn:
                 yield conn
-        except BaseException:
-            if made:
+        except RuntimeStateError as err:
+            # Only a full disk: then no other process can have written the file either, so nothing is lost.
+            if made and err.code == "disk_full":
                 drop_empty_database(self.path)
             raise
 
