@@ -4,10 +4,12 @@ readers: doctor does not blame another memzoi command (new user's D4)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 
 from memzoi.base.runtime import LEDGER_DB, database_started, project_runtime_dir
+from memzoi.ledger.store import cached_runtime_dir
 
 from .conftest import TARGET_ID
 from .test_runtime_failures import _Failing, sqlite_error
@@ -64,3 +66,17 @@ def test_database_started(tmp_path):
     db.write_bytes(b"SQLite format 3\0")
     assert database_started(db)
     assert not database_started(tmp_path)  # a folder is no database
+
+
+def test_the_ledger_view_reads_an_empty_ledger_as_none(repo, monkeypatch, caplog):
+    """check's and the server's ledger view: no facts and nothing logged (it logged "cannot read the ledger" on a
+    full disk, where reading the empty file tried to create its tables)."""
+    from memzoi.ledger.view import LedgerView
+
+    db = cached_runtime_dir(repo) / LEDGER_DB
+    db.touch(mode=0o600)
+    _full_ledger(db, monkeypatch)
+    with caplog.at_level(logging.WARNING):
+        assert LedgerView(repo).for_file(repo / ".memzoi/records/x.md").last is None
+    assert not [r for r in caplog.records if "ledger" in r.getMessage()], caplog.records
+    assert db.stat().st_size == 0
