@@ -15,8 +15,16 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..base.fsutil import UnsafeWriteError, read_state
-from ..base.runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
-from ..base.runtime_errors import guard, runtime_error
+from ..base.runtime import (
+    LEDGER_DB,
+    cached_keys,
+    database_started,
+    drop_empty_database,
+    memzoi_home,
+    private_dir,
+    private_file,
+)
+from ..base.runtime_errors import RuntimeStateError, guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
 
 # Re-exported (schema names stay importable here).
@@ -164,7 +172,28 @@ class Ledger:
 
         A database that cannot be opened or used (full disk, read-only mount, permissions, damaged file) raises
         :class:`~memzoi.base.runtime_errors.RuntimeStateError` naming it, also for SQLite errors of the ``with``
-        block; other exceptions of the block pass unchanged."""
+        block; other exceptions of the block pass unchanged. A ledger this call created and could not write because the
+        disk is full (at the first change) is removed again, not left as an empty file
+        (:func:`~memzoi.base.runtime.drop_empty_database`)."""
+        made = not os.path.lexists(self.path)
+        try:
+            with self._opened() as conn:
+                yield conn
+        except RuntimeStateError as err:
+            # Only a full disk: then no other process can have written the file either, so nothing is lost.
+            if made and err.code == "disk_full":
+                drop_empty_database(self.path)
+            raise
+
+    @property
+    def exists(self) -> bool:
+        """Whether there is a ledger to read: its file exists and holds something
+        (:func:`~memzoi.base.runtime.database_started`: an empty file a failed first write left is no ledger)."""
+        return database_started(self.path)
+
+    @contextmanager
+    def _opened(self) -> Iterator[sqlite3.Connection]:
+        """:meth:`connect`'s connection, set up and guarded."""
         try:
             private_dir(self.path.parent)
             private_file(self.path)

@@ -242,7 +242,7 @@ def _session_preview(root: Path, text: str, where: str, key: str, actor: str) ->
     doc = parse_session_end(text, where)
     ledger = Ledger.for_project(root, create=False)
     version = 0
-    if ledger.path.exists():
+    if ledger.exists:
         with ledger.connect() as conn:
             version = cps.set_version(conn)
     previewed, blocked = _session_fingerprint(root, doc, text, key, actor)
