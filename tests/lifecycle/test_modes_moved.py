@@ -95,6 +95,7 @@ def test_read_only_record_and_packet_are_named_together(repo):
     apply_proposal(repo, proposal, actor="r")  # one fix of both files is enough
 
 
+@pytest.mark.skipif(sqlite3.sqlite_version_info < (3, 35), reason="DROP COLUMN needs SQLite 3.35")
 def test_a_ledger_row_without_modes_restores_with_the_umask_mode(repo, umask_022):
     """Rows a schema-5 ledger wrote keep no mode: the undo still works, the re-created packet gets the umask's mode
     (this version's behaviour before), and the ledger is upgraded in place."""
@@ -157,6 +158,39 @@ def test_every_crash_point_of_an_undo_settles_with_the_packet_mode(scratch, tmp_
             assert mode(root / PENDING / f"{proposal}.md") == 0o600, (k, steps[-1:], change.status)
             if code != CRASH_EXIT:
                 break
+    finally:
+        os.umask(old)
+
+
+def test_every_crash_point_of_an_apply_settles_with_the_packet_mode(scratch, tmp_path_factory, monkeypatch):
+    """Killed at any step, then reconciled and settled (an uncertain change completed by recovery, a failed or
+    unrecorded one applied again): the resolved copy and the new record have the packet's mode."""
+    monkeypatch.setenv("MEMZOI_HOME", str(scratch / "home"))
+    old = os.umask(0o022)
+    try:
+        template = seed(tmp_path_factory.mktemp("tpl") / "repo")
+        proposal = "mem_2026_07_06_auth_supersede"
+        os.chmod(template / PENDING / f"{proposal}.md", 0o640)
+        seen = set()
+        k = 0
+        while True:
+            k += 1
+            root = scratch / f"a{k}"
+            shutil.copytree(template, root, symlinks=True)
+            code, steps = run_child(lambda: apply_proposal(root, proposal, actor="x"), crash_at=k)
+            L.reconcile(root)
+            changes = L.history(root)
+            status = changes[0].status if changes else "not recorded"
+            seen.add(status)
+            if status == "uncertain":
+                L.recover(root, changes[0].id, "complete-after", actor="x")
+            elif status != "applied":
+                apply_proposal(root, proposal, actor="x")
+            made = [p for p in tree(root) if p not in tree(template)]
+            assert len(made) == 2 and {mode(root / p) for p in made} == {0o640}, (k, steps[-1:], status)
+            if code != CRASH_EXIT:
+                break
+        assert "uncertain" in seen, seen
     finally:
         os.umask(old)
 
