@@ -18,9 +18,12 @@ from memzoi import ledger as L
 from memzoi.base.fsutil import swap_file
 from memzoi.base.runtime import LEDGER_DB
 from memzoi.lifecycle import apply_proposal, reject_proposal
+from memzoi.lifecycle.materialize import derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize_candidate import build_candidate
 
 from ..ledger.faults import CRASH_EXIT, run_child, scratch, tree  # noqa: F401 (scratch is a fixture)
 from .conftest import PENDING, TARGET_ID, seed
+from .test_materialize import DRAFT, REL
 
 TARGET = f".memzoi/records/{TARGET_ID}.md"
 APPLIED = ".memzoi/proposals/resolved/applied"
@@ -76,6 +79,25 @@ def test_a_receipt_gets_the_packet_mode(repo, umask_022):
     result = reject_proposal(repo, "mem_2026_07_06_auth_001", reason="not repo-safe", actor="r")
     [receipt] = created(result)
     assert result.details["receipt"] and mode(repo / receipt) == 0o600
+
+
+def test_materialize_creates_with_the_umask_mode_and_its_update_and_undo_keep_the_record_mode(repo):
+    """A record materialized from artifacts outside the project comes from no file: the umask's mode (decided so)."""
+    old = os.umask(0o027)
+    try:
+        cand = build_candidate(repo, DRAFT)
+        plan = derive_plan(cand)
+        materialize_apply(repo, cand, plan, derive_decision(plan, "2026-07-07T00:00:00Z"), actor="r")
+        assert mode(repo / REL) == 0o640
+        os.chmod(repo / REL, 0o600)
+        update = build_candidate(repo, DRAFT.replace("500", "300"), action="update")
+        uplan = derive_plan(update)
+        res = materialize_apply(repo, update, uplan, derive_decision(uplan, "2026-07-08T00:00:00Z"), actor="r")
+        assert mode(repo / REL) == 0o600
+        L.undo_change(repo, res.change_id, actor="r")
+        assert mode(repo / REL) == 0o600
+    finally:
+        os.umask(old)
 
 
 def test_read_only_record_and_packet_are_named_together(repo):
