@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -111,6 +112,16 @@ def read_file_state(project_root: Path, rel: str) -> bytes | None:
         raise Refusal("unsafe_path", f"{rel}: {err}; replace it with a regular file", rel) from err
     except OSError as err:
         raise Refusal("unreadable", f"{rel}: cannot read ({err.strerror or err}); check permissions", rel) from err
+
+
+def file_mode(project_root: Path, rel: str) -> int | None:
+    """The permission bits (``st_mode & 0o777``) of the regular file ``rel`` now, or ``None`` when it is absent or
+    not a regular file (never following a symlink). A change gives this mode to the file it moves ``rel`` to."""
+    try:
+        st = os.lstat(safe_path(project_root, rel))
+    except OSError:
+        return None
+    return st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
 
 
 def _state_or_error(project_root: Path, rel: str) -> bytes | None | Exception:
@@ -249,6 +260,8 @@ class Ledger:
                 f["path"],
                 _state(f["before"], f["before_digest"], f["before_size"]),
                 _state(f["after"], f["after_digest"], f["after_size"]),
+                f["before_mode"],
+                f["after_mode"],
             )
             for f in conn.execute("SELECT * FROM change_file WHERE change_id = ? ORDER BY idx", (row["id"],))
         ]
