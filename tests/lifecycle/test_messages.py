@@ -57,3 +57,56 @@ def test_change_label_is_the_full_id_that_memzoi_undo_takes():
 
     a, b = "chg_01a243ff0000aaaaaaaaaaaa", "chg_01a243ff0001bbbbbbbbbbbb"
     assert change_label(a) == a and change_label(b) == b and change_label(a) != change_label(b)
+
+
+def _undo(operation: str, files: list[FileChange]) -> str:
+    """The message of undoing a change of ``operation`` whose files are ``(path, before, after)`` of the change."""
+    undid = [FileChange(f.path, f.after, f.before) for f in files]
+    return change_message(ChangeResult("chg_u", "undone", undid, operation))[0]
+
+
+def test_undoing_a_supersede_names_the_new_record_and_the_record_it_brings_back():
+    """newuser5 D6: the undo made the old record active again, yet the message named it as the undone subject."""
+    old = builders.record("rust-msrv-is-1-96-1", title="Rust MSRV is 1.96.1+").encode()
+    superseded = builders.record("rust-msrv-is-1-96-1", title="Rust MSRV is 1.96.1+", status="superseded").encode()
+    new = builders.record("rust-msrv-is-1-97-0", title="Rust MSRV is 1.97.0").encode()
+    packet = builders.packet("mcp-rust", title="Rust MSRV is 1.97.0").encode()
+    message = _undo(
+        "apply",
+        [
+            FileChange(".memzoi/records/rust-msrv-is-1-96-1.md", old, superseded),
+            FileChange(".memzoi/records/rust-msrv-is-1-97-0.md", None, new),
+            FileChange(".memzoi/proposals/resolved/applied/mcp-rust.md", None, packet),
+            FileChange(".memzoi/proposals/pending/mcp-rust.md", packet, None),
+        ],
+    )
+    assert message == 'Undid apply of "Rust MSRV is 1.97.0" (records/rust-msrv-is-1-96-1.md is active again)'
+
+
+def test_every_undo_names_the_changes_own_subject():
+    """newuser5 D6: create, tombstone, materialized update and reject undos name what the change was about."""
+    rec = builders.record("r", title="Kept title").encode()
+    gone = builders.record("r", title="Kept title", status="tombstoned").encode()
+    newer = builders.record("r", title="Updated title").encode()
+    packet = builders.packet("p", title="Packet title").encode()
+    created = _undo(
+        "apply",
+        [
+            FileChange(".memzoi/records/n.md", None, builders.record("n", title="New one").encode()),
+            FileChange(".memzoi/proposals/pending/p.md", packet, None),
+        ],
+    )
+    assert created == 'Undid apply of "New one" -> proposals/pending/p.md'
+    assert (
+        _undo("apply", [FileChange(".memzoi/records/r.md", rec, gone)]) == 'Undid apply of "Kept title" -> records/r.md'
+    )
+    updated = _undo("materialize", [FileChange(".memzoi/records/r.md", rec, newer)])
+    assert updated == 'Undid materialize of "Updated title" -> records/r.md'
+    rejected = _undo(
+        "reject",
+        [
+            FileChange(".memzoi/proposals/pending/p.md", packet, None),
+            FileChange(".memzoi/proposals/resolved/rejected/p.md", None, packet),
+        ],
+    )
+    assert rejected == 'Undid reject of "Packet title" -> proposals/pending/p.md'

@@ -74,21 +74,41 @@ def _main_file(result: ChangeResult) -> FileChange | None:
     return written[0] if written else (result.files[0] if result.files else None)
 
 
+def _undone_subject(result: ChangeResult) -> FileChange | None:
+    """The file an undone change was about: the record the change wrote (the undo deletes it: an applied create or
+    supersede), else a record the undo puts back (a tombstone, a materialized update), else the main file. A
+    supersede's undo also restores the old record, which is not the change's subject (newuser5 D6)."""
+    records = [f for f in result.files if "/records/" in f"/{f.path}" and f.before is not None]
+    for f in records:
+        if f.after is None:
+            return f
+    return records[0] if records else _main_file(result)
+
+
 def change_message(result: ChangeResult) -> tuple[str, str]:
     """``(message, detail)`` of a ledgered change or undo: ``message`` is one line of at most :data:`MAX_LINE`
     characters (what happened, to what: the title the change wrote or removed, and the file a person opens next);
     ``detail`` names the change id, its status and every file with what the change did to it
-    (:attr:`~memzoi.ledger.FileChange.change`)."""
+    (:attr:`~memzoi.ledger.FileChange.change`). An undo names the undone change's own subject (its title as the
+    change left it) and, when the undo makes another record active again (a supersede's), says so:
+    ``Undid apply of "New title" (records/old.md is active again)``."""
     main = _main_file(result)
+    subject = _undone_subject(result) if result.status == "undone" else main
     title = None
-    if main is not None:
-        title = _title_of(main.after) or _title_of(main.before)
+    if subject is not None:
+        # An undo's ``before`` is what the change wrote, so its title comes first.
+        first, second = (
+            (subject.before, subject.after) if result.status == "undone" else (subject.after, subject.before)
+        )
+        title = _title_of(first) or _title_of(second)
     target = _shown(main.path) if main is not None else ""
     verb = VERBS.get(result.operation, result.operation.replace("_", " ").capitalize() or "Changed")
     if result.status == "undone":
         verb = f"Undid {result.operation.replace('_', ' ')} of"
     what = f'"{_short(title, MAX_TITLE)}"' if title else ""
     parts = [verb, what, "->" if what and target else "", target]
+    if main is not None and subject is not main and "/records/" in f"/{main.path}":
+        parts = [verb, what, f"({target} is active again)"]
     line = " ".join(p for p in parts if p)
     if len(line) > MAX_LINE:
         line = _short(line, MAX_LINE)
