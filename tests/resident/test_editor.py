@@ -210,7 +210,24 @@ def test_entries_an_approve_did_not_touch_are_not_edited_since_it(project):
     edited = serialize(["Hand A.", "C.", "Later."])
     old, later = editor.findings(edited, file, candidates_for(project))
     assert old.message == hand.message
-    assert edited[later.start : later.end] == "Later." and later.message.startswith("Entry edited by hand since")
+    assert edited[later.start : later.end] == "Later." and later.message.startswith("Entry added by hand (no reviewed")
+
+
+def test_an_entry_added_by_hand_names_no_candidate_and_a_real_edit_does(project):
+    """newuser5 D10: a new entry typed after an approve read "Entry edited by hand since candidate … was applied",
+    naming a candidate whose entry is untouched."""
+    file = resident_file(project, "project")
+    cand = service.propose(
+        project, scope="project", action="add", content="The user works in UTC.", reason="r", confidence=1, actor="a"
+    ).candidate
+    service.apply(project, cand.id, actor="a")
+    history = candidates_for(project)
+    added = serialize(["The user works in UTC.", "Hand-written: reply in English."])
+    (hand,) = editor.findings(added, file, history)
+    assert hand.message.startswith("Entry added by hand (no reviewed candidate wrote it).")
+    assert cand.id[:12] not in hand.message and "--scope project" in hand.message
+    (edit,) = editor.findings(serialize(["The user works in CET."]), file, history)
+    assert edit.message.startswith(f"Entry edited by hand since candidate {cand.id[:12]} was applied")
 
 
 def test_cap_status_is_the_line_every_client_shows(project):

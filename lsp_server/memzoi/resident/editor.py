@@ -138,16 +138,20 @@ def _hand_edits(
     since = f" since candidate {last[0].id[:12]} was {last[0].status}" if last else ""
     last_id = last[0].id if last else None
     left = set(last[1]) if last else set()
+    # An unreviewed entry is an edit of one the last candidate left only when such an entry is gone; with all of
+    # them still there it was added by hand and names no candidate (newuser5 D10).
+    edited = bool(left - set(entries))
     out = []
     for span, cand in zip(spans, entry_provenance(entries, history)):
         if cand is None:
             # An entry the last candidate found and left as it was predates it: written outside review, not
             # "edited since" that candidate (which never touched it).
-            head = (
-                "Entry written by hand, not reviewed"
-                if span.text in left or not last
-                else f"Entry edited by hand{since}"
-            )
+            if span.text in left or not last:
+                head = "Entry written by hand, not reviewed"
+            elif edited:
+                head = f"Entry edited by hand{since}"
+            else:
+                head = "Entry added by hand (no reviewed candidate wrote it)"
             out.append(
                 _hand_edit(
                     f"{head}. It reaches every prompt, but no reviewed candidate wrote this entry; {adopt}",
