@@ -88,7 +88,9 @@ async def approve(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     previewed = previewed_of(arg)
-    return await decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who, previewed=previewed))
+    return await decide(
+        ls, arg, "approve", lambda root, cid, who: service.apply(root, cid, actor=who, previewed=previewed)
+    )
 
 
 @command(REJECT)
@@ -99,7 +101,7 @@ async def reject(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 
     why = arg.get("reason") if isinstance(arg.get("reason"), str) else None  # the core's one rule decides
     return await decide(
-        ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why or ""), on_disk=False
+        ls, arg, "reject", lambda root, cid, who: service.reject(root, cid, actor=who, reason=why or ""), on_disk=False
     )
 
 
@@ -108,7 +110,7 @@ async def undo(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Restore the entries from before an applied candidate."""
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
-    return await decide(ls, arg, lambda root, cid, who: service.undo(root, cid, actor=who))
+    return await decide(ls, arg, "undo", lambda root, cid, who: service.undo(root, cid, actor=who))
 
 
 @command(RECOVER)
@@ -121,7 +123,9 @@ async def recover(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     if mode not in RECOVERY_MODES:
         raise CommandError("invalid_arguments", f"recover needs `mode`: {', '.join(RECOVERY_MODES)}")
     why = reason_of(arg, False)
-    return await decide(ls, arg, lambda root, cid, who: service.recover(root, cid, mode, actor=who, reason=why))
+    return await decide(
+        ls, arg, "recover", lambda root, cid, who: service.recover(root, cid, mode, actor=who, reason=why)
+    )
 
 
 @command(REVIEW)

@@ -79,7 +79,7 @@ async def edit(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 
     content, previewed = _text(arg, "content"), previewed_of(arg)
     return await decide(
-        ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who, previewed=previewed)
+        ls, arg, "edit", lambda root, cid, who: edit_and_apply(root, cid, content, actor=who, previewed=previewed)
     )
 
 

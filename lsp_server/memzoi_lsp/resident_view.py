@@ -255,15 +255,24 @@ async def run(
 
 
 async def decide(
-    ls: CommandSession, arg: dict[str, Any], call: Callable[[Path, str, str], Candidate], *, on_disk: bool = True
+    ls: CommandSession,
+    arg: dict[str, Any],
+    decision: str,
+    call: Callable[[Path, str, str], Candidate],
+    *,
+    on_disk: bool = True,
 ) -> dict[str, Any]:
-    """Run ``call(root, candidate_id, actor)`` for the candidate named in ``arg``; a write that changes the file
-    (``on_disk``) is refused while the resident file has unsaved changes."""
+    """Run ``call(root, candidate_id, actor)``, the ``decision`` (``approve``, ``edit``, ``reject``, ``undo``,
+    ``recover``) on the candidate named in ``arg``. The candidate's state is checked first (the core's rule:
+    :func:`memzoi.resident.service.refuse_undecided_elsewhere`), then a write that changes the file (``on_disk``)
+    is refused while the resident file has unsaved changes: a candidate decided elsewhere is named as such."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.service import refuse_undecided_elsewhere  # noqa: PLC0415 lazy: start-up
 
     root, file = where(ls, arg)
     cid, who = candidate_id(arg), arg.get("actor") or default_actor()
     if on_disk and file is not None:
+        refuse_undecided_elsewhere(root, cid, decision)  # a core Refusal, answered as every refusal is
         refuse_dirty(ls, file)
     return await run(ls, root, file, lambda: call(root, cid, who))
 

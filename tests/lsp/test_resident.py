@@ -336,3 +336,45 @@ async def test_crlf_entries_are_split_and_a_utf16_file_on_disk_is_reported(resid
     diags = await diagnostics(client, uri, lambda d: "invalid_encoding" in {x.code for x in d})
     enc = next(d for d in diags if d.code == "invalid_encoding")
     assert enc.severity == types.DiagnosticSeverity.Error and "UTF-16 (little-endian) byte order mark" in enc.message
+
+
+async def test_an_approve_that_lost_a_race_names_the_candidates_state_not_the_open_file(resident_client):
+    """newuser5 D8: RULES.md is open; another editor approves the candidate first, which changes the file on disk.
+    This editor's approve, undo or recover of it must say what became of the candidate, not "RULES.md changed on
+    disk … review it again" (a dead end: there is nothing left to review)."""
+    client = resident_client
+    path = _rules(client)
+    path.write_text("Use tabs in Makefiles.", encoding="utf-8")
+    cand = service.propose(
+        client.root, scope="project", action="add", content="Lint first.", reason="r", confidence=0.5, actor="ada"
+    ).candidate
+    uri = open_doc(client, path)
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}])
+    )  # the server has taken the didOpen (notifications run in order)
+    service.apply(client.root, cand.id, actor="neovim-user")  # the other editor wins: the disk changes
+    on_disk = path.read_bytes()
+    for command, extra in (("approve", {}), ("recover", {"mode": "accept"})):
+        refused = await refusal(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command=f"memzoi.resident.{command}", arguments=[{"uri": uri, "candidate_id": cand.id, **extra}]
+                )
+            )
+        )
+        assert refused["code"] in ("not_applicable", "not_uncertain"), refused
+        assert f"candidate {cand.id} is already applied (by neovim-user at " in refused["message"], refused
+        assert "changed on disk" not in refused["message"]
+    assert path.read_bytes() == on_disk
+    # a candidate still decidable meets the open-file check as before
+    other = service.propose(
+        client.root, scope="project", action="add", content="Use pnpm.", reason="r", confidence=0.5, actor="ada"
+    ).candidate
+    refused = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="memzoi.resident.approve", arguments=[{"uri": uri, "candidate_id": other.id}]
+            )
+        )
+    )
+    assert refused["code"] == "unsaved_changes" and "changed on disk" in refused["message"], refused

@@ -420,3 +420,26 @@ def test_an_invalid_section_refuses_and_says_so_without_contradicting_itself(pro
     assert err.value.code == "invalid_config"
     assert "defaults apply" not in err.value.message and "uses its default" not in err.value.message
     assert f"refused until {section} is fixed" in err.value.message
+
+
+def test_every_decision_on_a_decided_candidate_names_its_state_with_who_and_when(project):
+    """newuser5 D8: the one state rule, asked first by the server (``refuse_undecided_elsewhere``) and again by
+    each decision under the lock, names who decided a candidate and when."""
+    cand = _propose(project).candidate
+    service.refuse_undecided_elsewhere(project, cand.id, "approve")  # pending: decidable, nothing raised
+    service.apply(project, cand.id, actor="bob")
+    for decision, code in (("approve", "not_applicable"), ("edit", "not_editable"), ("reject", "not_rejectable")):
+        with pytest.raises(Refusal) as err:
+            service.refuse_undecided_elsewhere(project, cand.id, decision)
+        assert err.value.code == code and f"candidate {cand.id} is already applied (by bob at 20" in err.value.message
+    with pytest.raises(Refusal) as err:
+        service.reject(project, cand.id, actor="carol", reason="too late")
+    assert err.value.code == "not_rejectable" and "already applied (by bob at " in err.value.message
+    service.refuse_undecided_elsewhere(project, cand.id, "undo")
+    service.undo(project, cand.id, actor="dan")
+    with pytest.raises(Refusal) as err:
+        service.apply(project, cand.id, actor="erin")
+    assert err.value.code == "not_applicable" and "is already undone (by dan at " in err.value.message
+    with pytest.raises(Refusal) as err:
+        service.refuse_undecided_elsewhere(project, cand.id, "recover")
+    assert err.value.code == "not_uncertain" and "only uncertain candidates need recovery" in err.value.message

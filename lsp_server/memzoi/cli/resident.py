@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,10 +132,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _when(ms: int | None) -> str:
-    if not ms:
-        return "-"
+    from ..resident.candidate_write import when  # noqa: PLC0415 lazy: start-up
 
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return when(ms) or "-"
 
 
 def describe(c: Candidate) -> str:

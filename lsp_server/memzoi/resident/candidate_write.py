@@ -11,6 +11,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,45 @@ from .views import hand_edited, last_written
 
 #: What a reviewed decision's fingerprint keys the operation it writes by (:func:`acted`).
 OPERATION_LABEL = "the candidate's operation"
+
+#: Each decision on a candidate: (refusal code, statuses it acts on, the rule's wording).
+DECISIONS = {
+    "approve": ("not_applicable", db.OPEN, "only a pending or failed candidate can be approved"),
+    "edit": ("not_editable", db.OPEN, "only a pending or failed add or replace can be edited"),
+    "reject": ("not_rejectable", db.OPEN, "only a pending or failed candidate can be rejected"),
+    "undo": ("not_undoable", ("applied",), "only an applied candidate can be undone"),
+    "recover": ("not_uncertain", ("uncertain",), "only uncertain candidates need recovery"),
+}
+
+
+def when(ms: int | None) -> str | None:
+    """A candidate's time (milliseconds since the epoch) as ``2026-07-06 12:00:00Z``, or ``None`` when unknown."""
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ") if ms else None
+
+
+def state_of(cand: Candidate) -> str:
+    """``cand``'s status as a refusal states it, with who decided and when for a decided one: ``already applied
+    (by bob at 2026-07-06 12:00:00Z)``, ``pending``."""
+    who = cand.undone_by if cand.status == "undone" else cand.decided_by
+    at = when(cand.time_applied if cand.status == "applied" else cand.time_updated)
+    if cand.status not in ("applied", "rejected", "undone"):
+        return cand.status
+    return f"already {cand.status}" + (f" (by {who} at {at})" if who and at else "")
+
+
+def refuse_undecidable(cand: Candidate, decision: str) -> None:
+    """Refuse the ``decision`` (a key of :data:`DECISIONS`) on ``cand`` in its current state: the one rule every
+    decision checks first, before anything about the file (the server asks it before its open-buffer check, so a
+    candidate decided elsewhere is named as such, not as a file to reload: newuser5 D8). Raises :class:`Refusal`
+    with the decision's code, naming the candidate's state (:func:`state_of`); an undo also needs both
+    snapshots, an approve a candidate that is not a recovery, an edit an ``add`` or ``replace``."""
+    code, statuses, rule = DECISIONS[decision]
+    if cand.action == "recover" and decision == "approve":
+        raise Refusal(code, f"{cand.id} is a recovery; choose a recovery for {cand.recovers} instead")
+    if decision == "edit" and cand.action not in ("add", "replace"):
+        raise Refusal(code, f"candidate {cand.id} is a {cand.status} {cand.action}; {rule}")
+    if cand.status not in statuses or (decision == "undo" and (cand.before is None or cand.after is None)):
+        raise Refusal(code, f"candidate {cand.id} is {state_of(cand)}; {rule}")
 
 
 @contextmanager
@@ -180,13 +220,7 @@ def apply_locked(
     ``preview_stale`` when the file or the candidate differs from the preview ``previewed`` showed: nothing
     recorded, the candidate unchanged, :func:`check_acted`)."""
     file = owned_file(root, cand, config)
-    if cand.action == "recover":
-        raise Refusal("not_applicable", f"{cand.id} is a recovery; choose a recovery for {cand.recovers} instead")
-    if cand.status not in db.OPEN:
-        raise Refusal(
-            "not_applicable",
-            f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
-        )
+    refuse_undecidable(cand, "approve")
     with write_lock(file.path):  # before the file is read: Zuno's writers must not change it until it is recorded
         store = ResidentStore(file)
         check_acted(store, operation_of(cand), previewed, operation)  # under both locks, before anything is recorded

@@ -48,12 +48,7 @@ def edit_and_apply(
     file = candidate_write.owned_file(root, cand, config)
     with candidate_write.locked_session(file) as conn:
         cand = candidate_write.load_candidate(conn, cand.id)
-        if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
-            raise Refusal(
-                "not_editable",
-                f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
-                "failed add or replace can be edited",
-            )
+        candidate_write.refuse_undecidable(cand, "edit")
         op = parse_operation(cand.action, content, cand.old_text)
         refuse_unencodable(content=op.content)
         store = ResidentStore(file)

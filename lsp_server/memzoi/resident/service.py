@@ -42,6 +42,7 @@ from .candidate_write import (
     owned_file,
     preview_file,
     recorded_layout,
+    refuse_undecidable,
     write_entries,
 )
 from .candidates import Candidate
@@ -218,6 +219,20 @@ def apply(
         return apply_locked(conn, root, load_candidate(conn, cand.id), actor, config, previewed)
 
 
+def refuse_undecided_elsewhere(
+    project_root: str | Path, candidate_id: str, decision: str, *, config: MemzoiConfig | None = None
+) -> None:
+    """Refuse ``decision`` (``approve``, ``edit``, ``reject``, ``undo``, ``recover``) on the candidate
+    ``candidate_id`` of this project when its state forbids it (:func:`.candidate_write.refuse_undecidable`: e.g.
+    approved meanwhile by another editor or the CLI), without taking a lock or recording anything. A caller that
+    checks something of its own before the decision (the server's open-buffer check) asks this first, so the
+    candidate's state is the reason given; the decision itself checks again under the file's lock. Raises
+    :class:`Refusal` (``candidate_not_found``, ``foreign_candidate``, or the decision's code)."""
+    cand = find_candidate(candidate_id)
+    owned_file(Path(project_root).resolve(), cand, config)
+    refuse_undecidable(cand, decision)
+
+
 def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
     """Restore the exact before entries of an ``applied`` candidate at most once (reference §1, §3 "Undo").
 
@@ -235,10 +250,8 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
     file = owned_file(root, cand, config)
     with locked_session(file) as conn:
         cand = load_candidate(conn, cand.id)
-        if cand.status != "applied" or cand.before is None or cand.after is None:
-            raise Refusal(
-                "not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone"
-            )
+        refuse_undecidable(cand, "undo")
+        assert cand.before is not None and cand.after is not None  # refused above otherwise
         with write_lock(file.path):
             store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
             keep_hand_edits(conn, store, cand.before)
@@ -266,12 +279,9 @@ def reject(
     root = Path(project_root).resolve()
     cand = find_candidate(candidate_id)
     with locked_session(owned_file(root, cand, config)) as conn:
-        cand = load_candidate(conn, cand.id)
-        if not db.reject(conn, cand.id, actor, why):
-            raise Refusal(
-                "not_rejectable",
-                f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be rejected",
-            )
+        refuse_undecidable(load_candidate(conn, cand.id), "reject")
+        if not db.reject(conn, cand.id, actor, why):  # decided between the read and this guarded write
+            refuse_undecidable(load_candidate(conn, cand.id), "reject")
         return load_candidate(conn, cand.id)
 
 
@@ -299,10 +309,7 @@ def recover(
     file = owned_file(root, cand, config)
     with locked_session(file) as conn:
         cand = load_candidate(conn, cand.id)
-        if cand.status != "uncertain":
-            raise Refusal(
-                "not_uncertain", f"candidate {cand.id} is {cand.status}; only uncertain candidates need recovery"
-            )
+        refuse_undecidable(cand, "recover")
         with write_lock(file.path):
             store = ResidentStore(file)
             store.check_drift()
