@@ -294,3 +294,22 @@ def test_proposals_list_still_lists_when_the_index_cannot_be_used(used, kind, mo
         {**p, "proposed_via": None} for p in before
     ] and before
     assert "cross-file facts are read from the files" in err and str(home) in err
+
+
+@pytest.mark.parametrize(
+    ("err", "cause"),
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), "disk full: "),
+        (OSError(errno.EROFS, "Read-only file system"), "read-only file system: "),
+        (OSError(errno.EACCES, "Permission denied"), "permission denied: "),
+        (sqlite3.DatabaseError("file is not a database"), "damaged database: "),
+        (OSError(errno.EIO, "Input/output error"), "disk I/O error: "),
+    ],
+)
+def test_a_runtime_error_gives_its_cause_before_the_path(tmp_path, err, cause):
+    """newuser5 D9: a one-line display (Neovim's command line) cut the message inside the long runtime path, before
+    "is full" or "read-only file system" was seen."""
+    path = tmp_path / ("deep-folder-" * 6) / "memzoi-lsp-ledger.db"
+    message = runtime_error(err, path, "ledger").message
+    assert message.startswith(cause), message
+    assert message.index(str(path)) > len(cause)

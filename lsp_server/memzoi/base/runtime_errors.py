@@ -157,10 +157,29 @@ def _owner_note(path: Path) -> str:
     return ""
 
 
+#: The cause each problem starts with: a path fills a one-line display (Neovim's command line, a toast) before
+#: the cause after it is seen, so the cause comes first (newuser5 D9).
+CAUSES = {
+    "disk_full": "disk full",
+    "read_only_file_system": "read-only file system",
+    "permission_denied": "permission denied",
+    "corrupt_database": "damaged database",
+    "database_busy": "locked",
+    "io_error": "disk I/O error",
+}
+
+
 def describe(code: str, path: str | os.PathLike[str], kind: str = "runtime", detail: str = "") -> tuple[str, str]:
-    """``(problem, advice)`` of a runtime failure ``code`` on ``path`` (a ``kind`` of :data:`KINDS`): what failed
-    and where, and what to do. ``detail`` (SQLite's or the OS's own short text, never file contents) is added to
-    the problem in parentheses. The message is ``problem; advice``."""
+    """``(problem, advice)`` of a runtime failure ``code`` on ``path`` (a ``kind`` of :data:`KINDS`): the cause
+    first (:data:`CAUSES`, ``cannot be used`` for another code), then what failed and where, and what to do, e.g.
+    ``disk full: the ledger database /h/l.db cannot be written: the disk holding /h is full``. ``detail`` (SQLite's
+    or the OS's own short text, never file contents) is added to the problem in parentheses. The message is
+    ``problem; advice``."""
+    problem, advice = _described(code, path, kind, detail)
+    return f"{CAUSES.get(code, 'cannot be used')}: {problem}", advice
+
+
+def _described(code: str, path: str | os.PathLike[str], kind: str, detail: str) -> tuple[str, str]:
     p = Path(path)
     name, repair = KINDS.get(kind, KINDS["runtime"])
     folder = p if kind == "directory" else p.parent
