@@ -124,12 +124,15 @@ X.RESIDENT_USAGE = 'usage: :Memzoi resident [approve ID | reject ID [REASON] | u
 --- `:Memzoi resident [approve ID | reject ID [REASON] | undo ID | edit ID [CONTENT] | remove LOCATOR | jobs | job ID]`:
 --- without arguments, lists both resident files and their candidates in the quickfix list (`action` 'r': refresh it
 --- in place); with a verb, decides the candidate (`resident_decide`); `jobs`, `job`, `edit` and `remove`:
---- `resident_more`.
+--- `resident_more`. Works from any buffer: the buffer's URI is sent only when it is a resident file
+--- (`roots.resident_root`), since the server refuses any other file as "not a resident memory file"; from another
+--- buffer the server takes the workspace's project.
 function X.resident(client, bufnr, fargs, action)
   local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
   local arg = vim.empty_dict()
-  if vim.uri_from_bufnr(bufnr):match('^file:') then
-    arg.uri = vim.uri_from_bufnr(bufnr)
+  local uri = vim.uri_from_bufnr(bufnr)
+  if uri:match('^file:') and require('memzoi.roots').resident_root(vim.uri_to_fname(uri)) then
+    arg.uri = uri
   end
   if verb == '' then
     return ui.request(client, bufnr, 'memzoi.resident.list', arg, 'resident list', function(result)

@@ -31,6 +31,25 @@ function X.history_items(root, changes)
   return items
 end
 
+--- Whose history `:Memzoi history` lists from the file `fname` of the project `root`: its path as the server's
+--- messages show it (relative to the root, without `.memzoi/`: `records/x.md`), or nil for the whole history.
+function X.history_subject(root, fname)
+  if not fname or fname == '' then
+    return nil
+  end
+  local rel = root and vim.fs.relpath(root, fname) or nil
+  return ((rel or vim.fs.basename(fname)):gsub('^%.memzoi/', ''))
+end
+
+--- The one line `:Memzoi history` ends with: whose history it is (`subject`, from `history_subject`) and how many
+--- changes, so a file's history is never taken for the whole one.
+function X.history_note(subject, count)
+  if subject then
+    return ('history of %s: %d change(s); :Memzoi history all for every change'):format(subject, count)
+  end
+  return ('%d change(s) in the history; :Memzoi undo ID'):format(count)
+end
+
 --- The project's ledger changes, newest first (synchronously, for completion), or `{}`.
 function X.changes(client, bufnr)
   local res = client:request_sync('workspace/executeCommand', { command = 'memzoi.history', arguments = { vim.empty_dict() } }, 3000, bufnr)

@@ -119,8 +119,9 @@ local function execute(client, bufnr, spec, server_cmd, ctx, on_result, on_refus
     end
     if spec.name == 'History' then
       local items = M.history_items(client.root_dir, result)
-      show_quickfix('Memzoi history', items)
-      return notify(('%d change(s) in the history; :Memzoi undo ID'):format(#items))
+      local subject = ctx.uri and M.history_subject(client.root_dir, vim.uri_to_fname(ctx.uri)) or nil
+      show_quickfix(subject and ('Memzoi history of ' .. subject) or 'Memzoi history', items)
+      return notify(M.history_note(subject, #items))
     end
     M.last_write = result
     notify(M.describe_result(result))
@@ -214,7 +215,9 @@ function M.run(bufnr, spec, text)
       -- Lifecycle commands are disk transactions: the server refuses files with unsaved changes.
       return notify('write the buffer first: lifecycle commands work on the file on disk', vim.log.levels.WARN)
     end
-    if fname ~= '' and (spec.target ~= 'memzoiFile' or M.root_of(fname)) then
+    if spec.target == 'memzoiFile' and text == 'all' then
+      text = '' -- `:Memzoi history all`: every change, whatever the buffer
+    elseif fname ~= '' and (spec.target ~= 'memzoiFile' or M.root_of(fname)) then
       ctx.uri = vim.uri_from_bufnr(bufnr)
     elseif spec.target ~= 'memzoiFile' then
       return notify(M.subcommand(spec) .. ' needs a Memzoi file: open it first', vim.log.levels.WARN)
@@ -271,6 +274,9 @@ function M.complete(arglead, cmdline, _)
       end
     end
     return ids
+  end
+  if sub == 'history' and nth == 3 then
+    return vim.startswith('all', arglead) and { 'all' } or {}
   end
   if sub == 'recover' and nth == 4 then
     return { 'restore-before', 'complete-after', 'accept' }
