@@ -169,10 +169,28 @@ manifest of a Memzoi project: a .yml/.yaml file whose top level is `version: mem
     (and (string-match-p "/\\.memzoi/" (expand-file-name f))
          (expand-file-name dir))))
 
+(defvar-local memzoi--global-project nil
+  "In the global resident file's buffer: the project it was first used from (`memzoi--session-project'), kept so
+the buffer's project, and so its server, stays the same.")
+
+(defun memzoi--session-project (dir)
+  "The project the global resident file is used from, by the command line's rule (the global MEMORY.md from inside
+a project): the project holding DIR's `.memzoi' if any, else the project of the most recent other buffer visiting
+a file in one (the project this Emacs works in), else that of the folder Emacs was started in; nil outside
+every project (Zuno's config folder is never made one, newuser5 D4).  Kept in the buffer once found."
+  (or memzoi--global-project
+      (setq memzoi--global-project
+            (let ((found (lambda (d) (and d (not (file-remote-p d)) (locate-dominating-file d ".memzoi")))))
+              (or (funcall found dir)
+                  (seq-some (lambda (b) (and (not (eq b (current-buffer))) (buffer-file-name b)
+                                             (funcall found (buffer-local-value 'default-directory b))))
+                            (buffer-list))
+                  (funcall found command-line-default-directory))))))
+
 (defun memzoi--project-find (dir)
   "Make the directory holding `.memzoi' (or `.zuno', for a resident file) the project root of files under it (for
-eglot), from DIR; the global resident file's project is the project of the buffer's own `.memzoi' if any, else
-its folder."
+eglot), from DIR; the global resident file's project is the project it is used from (`memzoi--session-project'),
+none outside every project."
   (let ((d (expand-file-name dir)))
     (when-let* ((root (cond ((string-match-p "/\\.memzoi\\(/\\|\\'\\)" d) (locate-dominating-file d ".memzoi"))
                             ;; The root itself, when eglot asks (`eglot-lsp-context'): eglot looks its server up
@@ -186,7 +204,7 @@ its folder."
                              (locate-dominating-file d ".memzoi"))
                             ((string-match-p "/\\.zuno/?\\'" d) (locate-dominating-file d ".zuno"))
                             ((and buffer-file-name (string= (expand-file-name buffer-file-name) (memzoi--global-resident)))
-                             (or (locate-dominating-file d ".memzoi") d)))))
+                             (memzoi--session-project d)))))
       (cons 'memzoi (expand-file-name root)))))
 
 (cl-defmethod project-root ((project (head memzoi)))

@@ -149,14 +149,14 @@ async def listing(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views); empty
     when the workspace has no project and no ``uri`` is given (the inbox asks on every refresh)."""
     from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
-    from memzoi.resident.views import candidates_for, scope_views  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.views import candidates_for, listed_views  # noqa: PLC0415 lazy: start-up
 
     if not arg.get("uri") and not ls.projects:
         return {"scopes": [], "candidates": []}
     root, _file = where(ls, arg)
 
     def collect() -> dict[str, Any]:
-        views = [{**v.to_json(), "uri": path_to_uri(v.file.path)} for v in scope_views(root)]
+        views = [{**v.to_json(), "uri": path_to_uri(v.file.path)} for v in listed_views(root)]
         history = candidates_for(root)
         open_ids = {c.id for c in editor.pending(history)}
         return {"scopes": views, "candidates": [{**c.to_json(), "decidable": c.id in open_ids} for c in history]}

@@ -378,3 +378,30 @@ async def test_an_approve_that_lost_a_race_names_the_candidates_state_not_the_op
         )
     )
     assert refused["code"] == "unsaved_changes" and "changed on disk" in refused["message"], refused
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+async def test_the_global_file_opened_outside_every_project_lists_no_project_file(tmp_path: Path, monkeypatch, profile):
+    """newuser5 D4: an editor whose workspace was Zuno's config folder listed a made-up
+    ``<zuno>/memory/.zuno/RULES.md``; a listing shows the project file only of a project."""
+    home, zuno = tmp_path / "home", tmp_path / "zuno"
+    home.mkdir()
+    monkeypatch.setenv("MEMZOI_HOME", str(home))
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(zuno))
+    folder = zuno / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("The user works in UTC.", encoding="utf-8")
+    clear_cache()
+    lsp = await start_client(profile, folder, home, wait_scanned=False)
+    try:
+        listing = await lsp.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="memzoi.resident.list", arguments=[{"uri": (folder / "MEMORY.md").as_uri()}]
+            )
+        )
+        assert [s["scope"] for s in listing["scopes"]] == ["global"], listing["scopes"]
+        assert not any(".zuno" in s["path"] for s in listing["scopes"])
+    finally:
+        await asyncio.wait_for(lsp.shutdown_session(), 10)
+        await lsp.stop()
+        clear_cache()

@@ -65,6 +65,17 @@ def scope_views(project_root: str | Path, config: MemzoiConfig | None = None) ->
     return out
 
 
+def listed_views(project_root: str | Path, config: MemzoiConfig | None = None) -> list[ScopeView]:
+    """:func:`scope_views` as a listing shows them: the project file only when ``project_root`` is a project (it
+    holds ``.memzoi/`` or ``.zuno/``). An editor whose workspace is no project (the global file's own folder, Zuno's
+    config folder) is shown the global file alone, never a project file made up in that folder (newuser5 D4)."""
+    root = Path(project_root).resolve()
+    views = scope_views(root, config)
+    if (root / ".memzoi").is_dir() or (root / ".zuno").is_dir():
+        return views
+    return [v for v in views if v.file.scope != "project"]
+
+
 def candidates_for(
     project_root: str | Path, config: MemzoiConfig | None = None, files: list[ResidentFile] | None = None
 ) -> list[Candidate]:
