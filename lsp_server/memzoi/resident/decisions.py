@@ -145,12 +145,7 @@ def preview_edit(
     root = Path(project_root).resolve()
     cand = candidate_write.find_candidate(candidate_id)
     file = candidate_write.owned_file(root, cand, config)
-    if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
-        raise Refusal(
-            "not_editable",
-            f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
-            "failed add or replace can be edited",
-        )
+    candidate_write.refuse_undecidable(cand, "edit")
     op = parse_operation(cand.action, content, cand.old_text)
     refuse_unencodable(content=op.content)
     store = ResidentStore(file)

@@ -87,11 +87,7 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     root = Path(project_root).resolve()
     cand = find_candidate(candidate_id)
     file = owned_file(root, cand, config)
-    if cand.action == "recover" or cand.status not in db.OPEN:
-        raise Refusal(
-            "not_applicable",
-            f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
-        )
+    refuse_undecidable(cand, "approve")
     store = ResidentStore(file)
     op = operation_of(cand)
     after = project_entries(store.entries, op)
