@@ -177,15 +177,17 @@ the buffer's project, and so its server, stays the same.")
   "The project the global resident file is used from, by the command line's rule (the global MEMORY.md from inside
 a project): the project holding DIR's `.memzoi' if any, else the project of the most recent other buffer visiting
 a file in one (the project this Emacs works in), else that of the folder Emacs was started in; nil outside
-every project (Zuno's config folder is never made one, newuser5 D4).  Kept in the buffer once found."
-  (or memzoi--global-project
-      (setq memzoi--global-project
-            (let ((found (lambda (d) (and d (not (file-remote-p d)) (locate-dominating-file d ".memzoi")))))
-              (or (funcall found dir)
-                  (seq-some (lambda (b) (and (not (eq b (current-buffer))) (buffer-file-name b)
-                                             (funcall found (buffer-local-value 'default-directory b))))
-                            (buffer-list))
-                  (funcall found command-line-default-directory))))))
+every project (Zuno's config folder is never made one, newuser5 D4).  Kept in the buffer, found or not."
+  (unless memzoi--global-project
+    (setq memzoi--global-project
+          (let ((found (lambda (d) (and d (not (file-remote-p d)) (locate-dominating-file d ".memzoi")))))
+            (or (funcall found dir)
+                (seq-some (lambda (b) (and (not (eq b (current-buffer))) (buffer-file-name b)
+                                           (funcall found (buffer-local-value 'default-directory b))))
+                          (buffer-list))
+                (funcall found command-line-default-directory)
+                :none))))
+  (and (stringp memzoi--global-project) memzoi--global-project))
 
 (defun memzoi--project-find (dir)
   "Make the directory holding `.memzoi' (or `.zuno', for a resident file) the project root of files under it (for
