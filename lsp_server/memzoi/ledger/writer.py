@@ -13,7 +13,7 @@ from ..base.fsutil import ExternalChange, swap_file
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..base.runtime_errors import RuntimeStateError, runtime_error
 from .guards import purged_message, refuse_secret_paths, refuse_secret_text, refuse_unwritable
-from .history import undo_drift
+from .history import missing_change, undo_drift
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal, in_write_order
 from .previewed import check_previewed
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked, refuse_unsettled
@@ -328,7 +328,7 @@ def undo_change(
     with _locked(root, lock_timeout) as (ledger, conn):
         change = ledger.get(conn, change_id)
         if change is None:
-            raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
+            raise missing_change(root, change_id)
         if change.status != "applied":
             raise Refusal(
                 "not_undoable",
