@@ -166,3 +166,51 @@ def test_the_mcp_tools_read_no_facts_of_the_old_checkout(root):
     _clone_fresh(root, files)
     assert proposal_origin(root, pid) is None
     assert get_memory(root, pid)["provenance"]["proposal"] == {"id": pid}
+
+
+def test_a_moved_repository_starts_a_new_ledger_and_finds_its_own_again(root, tmp_path):
+    """Moving a checkout changes its path, hence Memzoi's repository key and runtime folder: the moved checkout
+    has no ledger there (its id went along; nothing is set aside), and moved back it finds its ledger again."""
+    first = apply_proposal(root, "mem-new", actor="r").change_id
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    _restart()
+    assert history(moved) == [] and not set_aside_ledgers(moved)
+    moved.rename(root)
+    _restart()
+    assert [c.id for c in history(root)] == [first] and not set_aside_ledgers(root)
+
+
+def test_a_set_aside_cut_short_leaves_the_ledger_as_it_was(root, monkeypatch):
+    """A copy that fails (a full disk) leaves no partial copy and the live ledger untouched; the change is refused."""
+    first = apply_proposal(root, "mem-new", actor="r").change_id
+    _clone_fresh(root, {})
+    db = project_runtime_dir(root) / LEDGER_DB
+
+    real = sqlite3.connect
+
+    class CutShort:
+        """The read-only source of the copy, whose backup writes part of it and fails."""
+
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def backup(self, out: sqlite3.Connection) -> None:
+            out.execute("CREATE TABLE part (x)")
+            raise sqlite3.OperationalError("database or disk is full")
+
+        def close(self) -> None:
+            self.conn.close()
+
+    def connect(target, *args, **kwargs):
+        conn = real(target, *args, **kwargs)
+        return CutShort(conn) if str(target).endswith("?mode=ro") else conn
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    with pytest.raises(Refusal, match="is full"):
+        undo_change(root, first, actor="r")
+    monkeypatch.setattr(sqlite3, "connect", real)
+    assert not set_aside_ledgers(root)
+    conn = sqlite3.connect(db)
+    assert [r[0] for r in conn.execute("SELECT id FROM change")] == [first]
+    conn.close()

@@ -65,13 +65,17 @@ def set_aside(conn: sqlite3.Connection, db: Path) -> Path:
     lock, so the copy is the last committed state) to :func:`~memzoi.base.checkout.set_aside_path`, mode 0600, then
     empty every table of ``conn``; the caller commits. Returns the copy's path."""
     dest = private_file(set_aside_path(db))
-    src = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)
-    out = sqlite3.connect(dest)
     try:
-        src.backup(out)
-    finally:
-        out.close()
-        src.close()
+        src = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=30)
+        out = sqlite3.connect(dest)
+        try:
+            src.backup(out)
+        finally:
+            out.close()
+            src.close()
+    except BaseException:  # a copy cut short (a full disk) is no audit trail: the live ledger stays as it was
+        dest.unlink(missing_ok=True)
+        raise
     conn.execute("PRAGMA defer_foreign_keys=ON")  # emptied together: no order among the references
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     for table in tables:
