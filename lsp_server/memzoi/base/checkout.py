@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 from .runtime import LEDGER_DB, cached_keys, memzoi_home
@@ -35,9 +36,25 @@ ABSENT = ""
 
 
 def marker_path(project_root: str | os.PathLike[str]) -> Path | None:
-    """``<git common dir>/memzoi-lsp-checkout`` of ``project_root``; ``None`` outside git."""
-    common = cached_keys(project_root).git_common_dir
+    """``<git common dir>/memzoi-lsp-checkout`` of ``project_root``; ``None`` outside git. Cached per root spelling
+    and git presence (every ledger connection asks: resolving the root costs more than reading the marker)."""
+    root = os.fspath(project_root)
+    return _marker(root, os.path.lexists(os.path.join(root, ".git")))
+
+
+@lru_cache(maxsize=64)
+def _marker(root: str, has_git: bool) -> Path | None:
+    common = cached_keys(root).git_common_dir
     return Path(common) / MARKER if common else None
+
+
+def _first_line(path: Path) -> str:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        data = os.read(fd, 256)
+    finally:
+        os.close(fd)
+    return data.decode("ascii", errors="replace").split("\n", 1)[0].strip()
 
 
 def checkout_id(project_root: str | os.PathLike[str], *, create: bool = False) -> str | None:
@@ -49,7 +66,7 @@ def checkout_id(project_root: str | os.PathLike[str], *, create: bool = False) -
     if path is None:
         return None
     try:
-        return path.read_text(encoding="ascii", errors="replace").split("\n", 1)[0].strip()
+        return _first_line(path)
     except FileNotFoundError:
         if not create:
             return ABSENT
@@ -62,7 +79,7 @@ def checkout_id(project_root: str | os.PathLike[str], *, create: bool = False) -
             os.link(tmp, path)
         except FileExistsError:
             pass  # another process made it first: its id is the one
-        return path.read_text(encoding="ascii", errors="replace").split("\n", 1)[0].strip()
+        return _first_line(path)
     except OSError:
         return None
     finally:

@@ -11,6 +11,7 @@ checkout, in one transaction. Nothing is deleted before its copy is durable.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from ..base.checkout import checkout_id, foreign, set_aside_path
@@ -24,13 +25,15 @@ def bound(conn: sqlite3.Connection) -> str | None:
     return str(row[0]) if row else None
 
 
-def claimed(conn: sqlite3.Connection, root: Path, db: Path, *, write: bool, now: str) -> sqlite3.Connection:
+def claimed(
+    conn: sqlite3.Connection, root: Path, db: Path, *, write: bool, now: Callable[[], str]
+) -> sqlite3.Connection:
     """The connection a caller of ``root``'s ledger ``db`` (open as ``conn``, migrated) should use.
 
     A ledger of this checkout, or one outside git, is ``conn`` itself. A reader (``write`` false) of another
     checkout's ledger gets a new, empty in-memory ledger (``conn`` is closed). A writer binds an unbound ledger
     (one made before checkout ids: it is taken as this checkout's, the only reading that loses nothing) and sets
-    another checkout's ledger aside (:func:`set_aside`). ``now``: the binding's time (RFC 3339)."""
+    another checkout's ledger aside (:func:`set_aside`). ``now`` gives the binding's time (RFC 3339)."""
     current = checkout_id(root)
     if current is None:
         return conn
@@ -52,7 +55,7 @@ def claimed(conn: sqlite3.Connection, root: Path, db: Path, *, write: bool, now:
             if was is not None:
                 set_aside(conn, db)
             conn.execute("DELETE FROM ledger_checkout")
-            conn.execute("INSERT INTO ledger_checkout (id, bound_at) VALUES (?, ?)", (mine, now))
+            conn.execute("INSERT INTO ledger_checkout (id, bound_at) VALUES (?, ?)", (mine, now()))
     except BaseException:
         conn.execute("ROLLBACK")
         raise

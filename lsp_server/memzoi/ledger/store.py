@@ -183,7 +183,7 @@ class Ledger:
         connections belong to the project's checkout: a writer's (``create``) sets a ledger another checkout at
         the same path wrote aside, a reader's sees such a ledger empty (:func:`~memzoi.ledger.checkout.claimed`)."""
         path = (runtime_dir or cached_runtime_dir(project_root, create=create)) / LEDGER_DB
-        return cls(path, _root(project_root), claim=create)
+        return cls(path, Path(project_root), claim=create)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -234,7 +234,7 @@ class Ledger:
                 raise runtime_error(err, self.path, "ledger") from err
             with guard(self.path, "ledger"):
                 if self.root is not None:
-                    conn = claimed(conn, self.root, self.path, write=self.claim, now=now_utc())
+                    conn = claimed(conn, self.root, self.path, write=self.claim, now=now_utc)
                 yield conn
         finally:
             conn.close()
