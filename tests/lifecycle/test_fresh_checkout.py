@@ -19,6 +19,7 @@ from memzoi.base.checkout import MARKER, set_aside_ledgers
 from memzoi.base.runtime import LEDGER_DB, git_env, project_runtime_dir
 from memzoi.cli.main import main
 from memzoi.ledger import Refusal, history, store, undo_change
+from memzoi.ledger.view import LedgerView
 from memzoi.lifecycle import apply_proposal, propose_supersede
 from memzoi.lifecycle.propose import proposal_origin
 from memzoi.runs.doctor import diagnose
@@ -214,3 +215,15 @@ def test_a_set_aside_cut_short_leaves_the_ledger_as_it_was(root, monkeypatch):
     conn = sqlite3.connect(db)
     assert [r[0] for r in conn.execute("SELECT id FROM change")] == [first]
     conn.close()
+
+
+def test_a_running_views_facts_follow_a_reclone_under_it(root):
+    """The editor's live ledger view re-reads when the checkout's id changes, not only the ledger's files: a server
+    left running while its folder is deleted and cloned again shows no ``ledger_drift`` from the old ledger."""
+    pristine = (root / PACKET).read_bytes()
+    apply_proposal(root, "mem-new", actor="r")
+    view = LedgerView(root.resolve())
+    assert view.for_file(root / PACKET).last is not None  # the apply deleted the packet: a fact of it
+    _clone_fresh(root, {PACKET: pristine})
+    assert view.for_file(root / PACKET).last is None
+    assert view.findings(root / PACKET, pristine.decode()) == []

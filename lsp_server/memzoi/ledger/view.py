@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.checkout import marker_path
 from ..base.findings import Finding
 from ..base.runtime import LEDGER_DB, database_started
 from ..base.runtime_errors import RuntimeStateError
@@ -84,7 +85,9 @@ class LedgerView:
         if db is None:
             self._files, self._stamp, self.damage = {}, None, None
             return
-        stamp = tuple(_stat_stamp(p) for p in (db, db.with_name(db.name + "-wal")))
+        # The checkout's id is an input too: a checkout re-cloned at this path under a running server changes only it.
+        marker = marker_path(self.root)
+        stamp = tuple(_stat_stamp(p) for p in (db, db.with_name(db.name + "-wal"), *([marker] if marker else [])))
         if stamp == self._stamp:
             return
         files: dict[str, FileLedger] = {}
