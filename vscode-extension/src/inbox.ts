@@ -2,8 +2,9 @@
 // and Local memory sections. Every row and button follows what the server answered (see logic/inbox.ts).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
-import { checkpointRows, type InboxItem, linkJobs, localRows, proposalRows, reflectionRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
+import { candidateStatuses, checkpointRows, type InboxItem, linkJobs, localRows, proposalRows, reflectionRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
 import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, tooltipOf } from './logic/inboxView';
+import { resolveTarget, type RowVerb, rowNow } from './logic/targets';
 import { advertisedCommands, CHECKPOINTS_LIST, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATE, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
@@ -14,6 +15,8 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   items: InboxItem[] = [];
   /** Cap usage of the resident files (the Resident memory header, the status bar tooltip). */
   usage: ResidentUsage[] = [];
+  /** Every resident candidate's status in the last listing, rows or not (to say how a gone row was decided). */
+  statuses = new Map<string, string>();
   private pending: Promise<void> | undefined;
   private shown = '';
   private again = false;
@@ -53,6 +56,19 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
         ? { command: 'memzoi.inbox.openJob', title: 'Open Reflection Job', arguments: [item] }
         : { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
     return t;
+  }
+
+  /**
+   * The row an inbox button acts on (`arg`: the node VS Code passed, `undefined` when the tree redrew under the
+   * click), as a fresh listing shows it, when it still accepts `verb`; else `undefined` after saying why (it is
+   * gone, or was decided elsewhere). A row's button never opens a picker of other rows.
+   */
+  async current(arg: unknown, kind: InboxItem['kind'], verb: RowVerb): Promise<InboxItem | undefined> {
+    await this.refresh();
+    const found = rowNow(resolveTarget(arg), this.items, kind, verb, this.statuses);
+    if ('row' in found) return found.row;
+    void vscode.window.showWarningMessage(`Memzoi: ${found.problem}`);
+    return undefined;
   }
 
   getChildren(node?: InboxNode): InboxNode[] {
@@ -129,6 +145,7 @@ async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUs
   let usage: ResidentUsage[] = [];
   let rows = await serverRows(RESIDENT_LIST, (answer) => {
     usage = residentUsage(answer);
+    state.inbox.statuses = candidateStatuses(answer);
     return residentRows(answer);
   }, 'resident memory');
   // Reflection jobs (and which candidate each proposed) from the WorkStateProjection, when the server offers it.

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import type { InboxItem, ResidentUsage } from './logic/inbox';
+import type { RowVerb } from './logic/targets';
 
 export const SECTION = 'memzoi';
 /** Server command listing both resident memory files and their candidates. */
@@ -28,7 +29,10 @@ export const PROPOSALS_LIST = 'memzoi.proposals.list';
 export interface Inbox {
   items: InboxItem[];
   usage: ResidentUsage[];
+  statuses: Map<string, string>;
   refresh(): Promise<void>;
+  /** The row an inbox button acts on, freshly listed, or `undefined` after saying why not (see InboxProvider). */
+  current(arg: unknown, kind: InboxItem['kind'], verb: RowVerb): Promise<InboxItem | undefined>;
   schedule(): void;
 }
 
