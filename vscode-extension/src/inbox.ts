@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
 import { candidateStatuses, checkpointRows, type InboxItem, linkJobs, localRows, proposalRows, reflectionRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
-import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, tooltipOf } from './logic/inboxView';
+import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, type SectionId, tooltipOf, type Unreadable, unreadableRow } from './logic/inboxView';
 import { resolveTarget, type RowVerb, rowNow } from './logic/targets';
 import { advertisedCommands, CHECKPOINTS_LIST, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATE, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
@@ -17,6 +17,8 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   usage: ResidentUsage[] = [];
   /** Every resident candidate's status in the last listing, rows or not (to say how a gone row was decided). */
   statuses = new Map<string, string>();
+  /** The sections whose listing the server refused in the last refresh, and its reason (shown in the section). */
+  unreadable: Unreadable = {};
   private pending: Promise<void> | undefined;
   private shown = '';
   private again = false;
@@ -29,6 +31,16 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
       t.tooltip = node.usage ? `Cap usage: ${this.usage.map(usageText).join('; ')}` : undefined;
       t.contextValue = `memzoi.section.${node.id}`;
       t.iconPath = new vscode.ThemeIcon(node.id === 'local' ? 'lock' : node.id === 'checkpoint' ? 'history' : 'note');
+      return t;
+    }
+    if (node.type === 'unreadable') {
+      const row = unreadableRow(node.section, node.message);
+      const t = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+      t.id = nodeId(node);
+      t.description = row.description;
+      t.tooltip = row.tooltip;
+      t.iconPath = new vscode.ThemeIcon('error');
+      t.contextValue = 'memzoi.unreadable';
       return t;
     }
     if (node.type === 'reason') {
@@ -72,7 +84,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   }
 
   getChildren(node?: InboxNode): InboxNode[] {
-    return node ? childrenOf(node) : inboxTree(this.items, this.usage);
+    return node ? childrenOf(node) : inboxTree(this.items, this.usage, this.unreadable);
   }
 
   private timer: NodeJS.Timeout | undefined;
@@ -96,11 +108,13 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
       do {
         this.again = false;
         try {
+          refused = {};
           const listing = await computeProposals();
           const resident = await computeResident();
           this.usage = resident.usage;
           this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...resident.rows,
-            ...(await computeLocalRows()), ...(await serverRows(CHECKPOINTS_LIST, checkpointRows, 'checkpoints'))];
+            ...(await computeLocalRows()), ...(await serverRows(CHECKPOINTS_LIST, checkpointRows, 'checkpoints', {}, 'checkpoint'))];
+          this.unreadable = refused;
           if (!state.scanned && startupOver({ ready: state.ready, listing, scannedLine: state.scannedLine })) {
             state.scanned = true;
           }
@@ -109,7 +123,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
         }
       } while (this.again);
       // Redraw only when something changed: a redraw under the pointer can swallow a click on a row's button.
-      const shown = JSON.stringify([this.items, this.usage]);
+      const shown = JSON.stringify([this.items, this.usage, this.unreadable]);
       if (shown !== this.shown) this.changed.fire(undefined);
       this.shown = shown;
       updateStatus();
@@ -147,12 +161,12 @@ async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUs
     usage = residentUsage(answer);
     state.inbox.statuses = candidateStatuses(answer);
     return residentRows(answer);
-  }, 'resident memory');
+  }, 'resident memory', {}, 'resident');
   // Reflection jobs (and which candidate each proposed) from the WorkStateProjection, when the server offers it.
   const jobs = await serverRows(RESIDENT_STATE, (answer) => {
     rows = linkJobs(rows, answer);
     return reflectionRows(answer);
-  }, 'reflection jobs');
+  }, 'reflection jobs', {}, 'resident');
   rows = [...rows, ...jobs];
   if (advertisedCommands().includes(RESIDENT_STATUS)) {
     for (const file of [...usage]) {
@@ -168,17 +182,24 @@ async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUs
 
 /** The Local memory section: candidates agents proposed for private local memory, when the server offers them. */
 function computeLocalRows(): Promise<InboxItem[]> {
-  return serverRows(LOCAL_LIST, localRows, 'local memory');
+  return serverRows(LOCAL_LIST, localRows, 'local memory', {}, 'local');
 }
 
-/** Rows from a listing command of the server (none when it is not running or does not offer the command). */
+/** The sections refused in the refresh under way (their first reason), kept by the provider when it ends. */
+let refused: Partial<Record<SectionId, string>> = {};
+
+/**
+ * Rows from a listing command of the server (none when it is not running or does not offer the command). A
+ * refusal is logged and, for the listing of a `section`, kept as its reason, which the section then shows.
+ */
 async function serverRows(command: string, toRows: (answer: unknown) => InboxItem[], what: string,
-  arg: Record<string, unknown> = {}): Promise<InboxItem[]> {
+  arg: Record<string, unknown> = {}, section?: SectionId): Promise<InboxItem[]> {
   if (state.client?.state !== State.Running || !advertisedCommands().includes(command)) return [];
   try {
     return toRows(await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }));
   } catch (err) {
     state.output.warn(`Memory Inbox: ${what}: ${String(err)}`);
+    if (section && !refused[section]) refused[section] = err instanceof Error ? err.message : String(err);
     return [];
   }
 }
