@@ -37,6 +37,9 @@ async def test_list_pending_answers_from_the_files_when_the_home_is_broken(proje
     session = tools.Session(project, "agent", tools.RateLimit(10))
     packet = tools.call(session, "propose_memory", draft_args())
     assert not packet.is_error, packet.text
+    resident = {"scope": "project", "action": "add", "content": "Run ruff first.", "reason": "r", "confidence": 0.5}
+    candidate = tools.call(session, "propose_resident_memory", resident)
+    assert not candidate.is_error, candidate.text
     async with in_process(project) as s:
         before = await s.call_tool("list_pending", {})
         assert not before.is_error and not before.structured_content.get("warnings"), before.content[0].text
@@ -48,3 +51,6 @@ async def test_list_pending_answers_from_the_files_when_the_home_is_broken(proje
     assert data["warnings"] and "cross-file facts are read from the files" in data["warnings"][0]
     assert str(home) in data["warnings"][0]
     assert res.content[0].text.startswith("warning: ")
+    # the resident candidate is listed, or a warning says why it cannot be: it never silently disappears
+    listed = [c["id"] for c in data["resident_candidates"]] == [candidate.data["id"]]
+    assert listed or any(w.startswith("resident candidates cannot be read: ") for w in data["warnings"])
