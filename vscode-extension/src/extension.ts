@@ -66,8 +66,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   // under the click. Every handler acts on exactly that row as the inbox lists it now (state.inbox.current), or says
   // it is gone or was decided elsewhere; never on the active editor, never through a picker of other rows.
   reg('memzoi.inbox.open', async (node: unknown) => {
-    const row = await state.inbox.current(node, resolveTarget(node)?.kind ?? 'proposal', 'open');
-    if (row) await vscode.window.showTextDocument(vscode.Uri.parse(row.uri), { preview: false });
+    const given = resolveTarget(node);
+    // A resident file outlives its candidate: opening it needs no fresh row; a packet or change may be gone.
+    const uri = given?.kind === 'resident' ? given.uri : (await state.inbox.current(node, given?.kind ?? 'proposal', 'open'))?.uri;
+    if (uri) await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: false });
   });
   const onRow = (kind: InboxItem['kind'], verb: RowVerb, palette: string) => async (node: unknown): Promise<unknown> => {
     const row = await state.inbox.current(node, kind, verb);
