@@ -176,7 +176,7 @@ async def recover(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
     ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`), and each file
-    with ``change``, the word of :attr:`memzoi.ledger.FileChange.change` (what ``memzoi history`` prints). A damaged
+    with ``change`` (:meth:`memzoi.ledger.FileChange.to_json`: the word ``memzoi history`` prints). A damaged
     ledger refuses with ``corrupt_database`` (what it is, how far it could be read, to run ``memzoi doctor``:
     :func:`memzoi.ledger.checked_history`), never an empty or partial list shown as the whole history."""
     from memzoi.base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
@@ -194,14 +194,7 @@ async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
         problem = found.problem()
         if problem is not None:
             raise RuntimeStateError("corrupt_database", problem, found.damage.path if found.damage else None)
-        return [
-            {
-                **c.to_json(),
-                "files": [{**f.to_json(), "change": f.change} for f in c.files],
-                "undo_available": undo_available(root, c),
-            }
-            for c in found.changes
-        ]
+        return [{**c.to_json(), "undo_available": undo_available(root, c)} for c in found.changes]
 
     return await asyncio.get_running_loop().run_in_executor(None, listing)
 
