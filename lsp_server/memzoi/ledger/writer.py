@@ -26,6 +26,7 @@ from .store import (
     _state_or_error,
     _step,
     cached_runtime_dir,
+    may_hold_changes,
     now_utc,
     read_file_state,
     safe_path,
@@ -172,8 +173,7 @@ def dry_run(
     after reconciliation, with the same path checks), writing nothing (without a ledger, no change is to reconcile
     or holds a file: no lock, no runtime folder is made). Raises :class:`Refusal` when the change would be refused."""
     root = _root(project_root)
-    fresh = not Ledger.for_project(root, create=False).path.exists()
-    with nullcontext(None) if fresh else _locked(root, lock_timeout) as held:
+    with _locked(root, lock_timeout) if may_hold_changes(root) else nullcontext(None) as held:
         plan = build(root)
         if held is not None:
             refuse_unsettled(*held, plan)
