@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import stat
 
+import pytest
+
 from memzoi.cli.main import main
 from memzoi.resident import candidates as db, jobs, service
 from memzoi.resident.format import parse, serialize
@@ -103,3 +105,24 @@ def test_a_bad_transcript_is_refused_naming_the_line(project, tmp_path, capsys):
     bad.write_text('{"role": "user", "text": "hi"}\nnot json\n', encoding="utf-8")
     code, _, err = _run(capsys, "reflect", "--session", "s", "--transcript", str(bad), "--root", str(project))
     assert code == 1 and "invalid_transcript" in err and "bad.jsonl:2" in err
+
+
+def test_reflect_not_sent_exits_1_text_and_json(project, tmp_path, capsys):
+    """A message whose review already ran (here: failed) is not reviewed again: ``not_sent``, exit 1 as --help
+    says, not 0 (new user's D7)."""
+    with Stub() as stub:
+        user_config(tmp_path, stub.url, nudge=1)
+        stub.replies.append(Reply("status"))
+        code, _, _ = _run(capsys, "turn", "--session", "s", "--message", "msg_1", "--root", str(project))
+        assert code == 0
+        argv = ["reflect", "--session", "s", "--transcript", str(transcript(tmp_path)), "--root", str(project)]
+        code, out, _ = _run(capsys, *argv)
+        assert code == 1 and out.startswith("failed:")
+        code, out, _ = _run(capsys, *argv)
+        assert code == 1 and out.startswith("not_sent:") and "never sent twice" in out
+        code, out, _ = _run(capsys, *argv, "--json")
+        assert code == 1 and json.loads(out)["state"] == "not_sent"
+        assert len(stub.requests) == 1
+    with pytest.raises(SystemExit):
+        main(["resident", "reflect", "--help"])
+    assert "not_sent" in capsys.readouterr().out

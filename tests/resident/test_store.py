@@ -3,6 +3,7 @@ malformed operations, unreadable files. Each leaves the file's bytes and the can
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -275,4 +276,53 @@ def test_a_writer_lock_that_is_not_a_regular_file_is_refused(project, tmp_path):
     with pytest.raises(Refusal) as err:
         service.apply(project, cand.id, actor="a")
     assert err.value.code == "unsafe_path" and "writer lock" in err.value.message
+    assert candidates_for(project)[0].status == "pending"
+
+
+def _fails(code):
+    def raise_(*_args, **_kwargs):
+        raise OSError(code, os.strerror(code))
+
+    return raise_
+
+
+def test_a_full_disk_names_the_resident_file_and_its_disk(project, monkeypatch):
+    """A full disk when the hand edit's .bak copy is made: ``disk_full`` naming the file and the full disk (it
+    named neither), the file untouched and the candidate still pending (new user's D6)."""
+    path = _seed(project, ["Use tabs."])  # a hand edit: its bytes are copied before the write
+    before = path.read_bytes()
+    cand = _propose(project).candidate
+    monkeypatch.setattr(store_module, "atomic_write", _fails(errno.ENOSPC))
+    with pytest.raises(Refusal) as err:
+        service.apply(project, cand.id, actor="a")
+    msg = err.value.message
+    assert err.value.code == "disk_full" and "RULES.md: its .bak copy cannot be written" in msg, msg
+    assert f"the disk holding {path.parent} is full" in msg and "free some space" in msg
+    assert path.read_bytes() == before and candidates_for(project)[0].status == "pending"
+    assert not list(path.parent.glob("RULES.md.bak.*"))
+
+
+def test_a_full_disk_at_the_write_is_disk_full_naming_the_file(project, monkeypatch):
+    cand = _propose(project).candidate
+    monkeypatch.setattr(store_module, "atomic_write", _fails(errno.ENOSPC))
+    with pytest.raises(Refusal) as err:
+        service.apply(project, cand.id, actor="a")
+    msg = err.value.message
+    assert err.value.code == "disk_full" and f"{rules(project)}: the file cannot be written" in msg, msg
+    assert "is full" in msg and "is now failed" in msg and not rules(project).exists()
+    assert candidates_for(project)[0].status == "failed"
+
+
+def test_a_read_only_mount_at_the_writer_lock_is_read_only_file_system(project, monkeypatch):
+    """EROFS taking the writer lock: the code and advice a record's write gets on a read-only mount
+    (``read_only_file_system``, remount it read-write), not ``unsafe_path`` (new user's D5)."""
+    path = _seed(project, ["Use tabs."])
+    cand = _propose(project).candidate
+    monkeypatch.setattr(store_module, "path_lock", _fails(errno.EROFS))
+    with pytest.raises(Refusal) as err:
+        service.apply(project, cand.id, actor="a")
+    msg = err.value.message
+    assert err.value.code == "read_only_file_system", msg
+    assert "writer lock is on a read-only file system (mounted at" in msg and "remount it read-write" in msg
+    assert "regular file" not in msg and path.name in msg
     assert candidates_for(project)[0].status == "pending"

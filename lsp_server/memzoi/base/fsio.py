@@ -221,16 +221,19 @@ def mount_point(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: WriteHook) -> Path:
+def _write_temp(
+    target: Path, data: bytes, like: os.stat_result | None, hook: WriteHook, mode: int | None = None
+) -> Path:
     """A durable temporary file beside ``target`` holding ``data``, with ``like``'s mode and owner (or, with no
-    ``like``, the mode the umask gives a new file). Removed again when any step fails."""
+    ``like``, the permission bits ``mode & 0o777``, or else the mode the umask gives a new file). Removed again
+    when any step fails."""
     tmp = temp_name(target)
-    # A rewrite starts private and gets the target's mode once written, so a 0600 file is never readable by
-    # others through its temporary copy; a new file simply gets the umask's mode.
+    # A rewrite, or a new file given a mode, starts private and gets its mode once written, so a 0600 file is
+    # never readable by others through its temporary copy; a new file simply gets the umask's mode.
     fd = os.open(
         tmp,
         os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0),
-        0o600 if like else 0o666,
+        0o600 if like or mode is not None else 0o666,
     )
     try:
         try:
@@ -250,6 +253,9 @@ def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: Wr
                             pass
                 # after the owner: a chown clears the setuid and setgid bits (chown(2))
                 _keep_mode(fd, stat.S_IMODE(like.st_mode), target, like)
+            elif mode is not None:
+                hook("chmod")
+                os.fchmod(fd, mode & 0o777)  # only permission bits: a moved file never gains a special bit
             hook("fsync")
             os.fsync(fd)
         finally:

@@ -19,7 +19,8 @@ one pattern no rename scheme can see is a process that opened the old file befor
 later without truncating; editors truncate (or rename) when they save, so their edits are never lost.
 
 Permissions: a rewrite keeps the file's mode and, where the process may set them, its owner and group; a new
-file gets the mode the umask gives; a target without write permission raises :class:`ReadOnlyTarget` before
+file gets the permission bits its caller gives (the mode of the file it is moved from or restored to), else the
+mode the umask gives; a target without write permission raises :class:`ReadOnlyTarget` before
 anything is written. Every step calls ``hook(step)`` first (``"write"``, ``"fsync"``, ``"swap"``,
 ``"compare"``, ``"unlink"``, ``"dirsync"``, ...), so tests can kill the process there or make the step fail
 with ``ENOSPC``/``EIO`` by raising ``OSError`` from the hook.
@@ -121,14 +122,21 @@ def _displaced(aside: Path, hook: WriteHook) -> bytes | None | OSError:
 
 
 def swap_file(
-    path: str | os.PathLike[str], expected: object, data: bytes | None, *, hook: WriteHook | None = None
+    path: str | os.PathLike[str],
+    expected: object,
+    data: bytes | None,
+    *,
+    hook: WriteHook | None = None,
+    mode: int | None = None,
 ) -> None:
     """Move ``path`` from ``expected`` to ``data`` atomically and durably, only if it holds ``expected`` at the
     moment of the switch (see the module docstring).
 
     ``expected`` and ``data`` are the exact bytes, ``None`` meaning absent; ``expected`` is compared with ``==``
     (so it may be any object comparing equal to the right bytes, e.g. a digest). Missing parent directories of a
-    new file are created. Raises :class:`ExternalChange` when the file held something else (nothing written,
+    new file are created. ``mode``: the permission bits (``& 0o777``) a file this call creates is given, whatever
+    the umask (a move keeps its source's mode); ``None`` gives the umask's mode; a rewrite ignores it and keeps
+    the file's own mode. Raises :class:`ExternalChange` when the file held something else (nothing written,
     the other bytes on disk), :class:`ReadOnlyTarget`, :class:`UnsafeWriteError`, or ``OSError`` when a step
     fails (the file then holds ``expected`` or ``data``, never a mix; a temporary file may remain, named by
     :func:`temp_pattern`, holding one of them).
@@ -146,13 +154,13 @@ def swap_file(
         return
     if st is None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _create(target, data, step)
+        _create(target, data, step, mode)
     else:
         _replace(target, st, expected, data, step)
 
 
-def _create(target: Path, data: bytes, hook: WriteHook) -> None:
-    tmp = _write_temp(target, data, None, hook)
+def _create(target: Path, data: bytes, hook: WriteHook, mode: int | None) -> None:
+    tmp = _write_temp(target, data, None, hook, mode)
     try:
         hook("swap")
         _no_replace(tmp, target)

@@ -76,7 +76,7 @@ HEADLINES: dict[str, str | None] = {
     "materialization_metadata": "Invalid materialization block.",
     "stale_attestation": "Edited after it was reviewed.",
     "ignored_untracked": "Ignored by git.",
-    "review_visibility": "Outside a git worktree.",
+    "review_visibility": "Review not visible in git.",
     "canonical_path": "Not a canonical record path.",
     # lineage and lifecycle
     "dangling_reference": "Reference to a missing record.",

@@ -212,6 +212,38 @@ def private_file(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def database_started(path: str | os.PathLike[str]) -> bool:
+    """Whether the SQLite database file ``path`` holds anything: a regular file that is not empty, or an empty one
+    whose ``-wal`` is not. SQLite creates the file when it opens it and writes its first page at the first write,
+    so a first write that failed (a full disk) leaves a 0-byte file: readers take it, as an absent file, for "no
+    database yet" (there is nothing in it to read or to lose). Raises ``OSError`` when the file cannot be looked
+    at (a folder this user may not enter), as ``Path.exists`` does."""
+    for name in (os.fspath(path), f"{os.fspath(path)}-wal"):
+        try:
+            st = os.stat(name)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_size:
+            return True
+    return False
+
+
+def drop_empty_database(path: str | os.PathLike[str]) -> None:
+    """Remove the database file ``path`` and its SQLite companions when it holds nothing (:func:`database_started`:
+    what a first write that failed leaves), so no empty file stays behind; a database holding anything is kept. The
+    caller made the file and its first write failed because the disk is full, so no other process wrote it either."""
+    try:
+        if database_started(path):
+            return
+        for f in (os.fspath(path), *(f"{os.fspath(path)}{s}" for s in DB_COMPANIONS)):
+            if os.path.isfile(f) and not os.path.islink(f):
+                os.unlink(f)
+    except OSError:  # it stays: readers take an empty file for no database anyway
+        pass
+
+
 def _tighten(path: Path, mode: int) -> None:
     try:
         st = os.lstat(path)

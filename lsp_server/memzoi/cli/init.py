@@ -98,6 +98,7 @@ def _project_id(config: Path) -> object:
 def _notes(root: Path, outer: str | None) -> list[str]:
     """What a new project's user would otherwise learn later from ``memzoi doctor``: the outer project a nested
     one hides, the loss outside git (said once here), and that the index is built by the first rebuild or scan."""
+    from ..base.gitowner import git_refusal, refused_words  # noqa: PLC0415 lazy: start-up
     from ..judge.pathsafety import shown_local_path as shown  # noqa: PLC0415 lazy: start-up
     from ..project.admission import worktree_root  # noqa: PLC0415 lazy: start-up
     from ..runs.doctor import OUTSIDE_GIT  # noqa: PLC0415 lazy: start-up
@@ -107,7 +108,8 @@ def _notes(root: Path, outer: str | None) -> list[str]:
     if outer is not None:
         notes.append(f"a nested project inside {shown(outer)}: commands run below here no longer see its records")
     if worktree_root(root.resolve()) is None:
-        notes.append(OUTSIDE_GIT)
+        refused = git_refusal(root.resolve())  # git refuses a repository of another user: named, with its fix
+        notes.append(OUTSIDE_GIT if refused is None else "; ".join(refused_words(shown(refused))))
     if not store_path(root.resolve()).exists():
         notes.append(
             "the index is not built yet: the first `memzoi rebuild` (or the editor's scan) builds it, so until then "

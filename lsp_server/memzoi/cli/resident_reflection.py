@@ -25,7 +25,10 @@ _COMMANDS = {
     "reflect": (
         "review one delivered turn with the configured small model (at most once per message)",
         ["memzoi resident reflect --session ses_1 --transcript turn.jsonl"],
-        {1: "refused, or the review failed or is disabled (the reason is printed and recorded)"},
+        {
+            1: "refused (not_sent: the message's review already ran or is running, and none is sent twice), or "
+            "the review failed or is disabled (the reason is printed and recorded)"
+        },
     ),
     "jobs": (
         "list this project's reflection jobs and their outcomes",
@@ -161,8 +164,13 @@ def run_turn(args: argparse.Namespace) -> int:
     return _guard(args, go)
 
 
+#: The states of a ``reflect`` that did not review the turn it was asked to: exit 1, as ``--help`` says.
+_NOT_REVIEWED = ("failed", "disabled", "not_sent")
+
+
 def run_reflect(args: argparse.Namespace) -> int:
-    """Run one review; exit 1 when it failed or is disabled."""
+    """Run one review; exit 1 when it failed or is disabled, or was not sent (``not_sent``: the message's job
+    already ran or is running, and a review is never sent twice), with ``--json`` too."""
     from ..resident.projection import shown_paths  # noqa: PLC0415 lazy: start-up
     from ..resident.reflection import reflect  # noqa: PLC0415 lazy: start-up
 
@@ -175,7 +183,7 @@ def run_reflect(args: argparse.Namespace) -> int:
             print(f"{res.state}: {job}{_shown(args, res.message)}")
             for cid in res.candidates:
                 print(f"  proposed candidate {cid} (see `memzoi resident list`)")
-        return 1 if res.state in ("failed", "disabled") else 0
+        return 1 if res.state in _NOT_REVIEWED else 0
 
     return _guard(args, go)
 

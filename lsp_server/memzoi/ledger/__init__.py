@@ -9,8 +9,11 @@ or only their BLAKE3 digest and size (:class:`Purged`) when they held a secret o
 A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
 
 1. the operation validates everything and computes every file's before and after bytes (:class:`ChangePlan`); a
-   read-only file (``read_only``) or a secret in the actor or reason (``secret_in_text``) refuses it here;
-2. the change is recorded durably as ``applying`` with all snapshots (one ``BEGIN IMMEDIATE`` transaction);
+   read-only file (``read_only``, every one named) or a secret in the actor or reason (``secret_in_text``) refuses
+   it here (:mod:`.guards`);
+2. the change is recorded durably as ``applying`` with all snapshots and each present file's permission bits (one
+   ``BEGIN IMMEDIATE`` transaction); a file the change creates gets the bits its plan gives (a moved packet's), a
+   file undo or recovery re-creates the bits it had, so no permission is widened;
 3. every file is checked against its before snapshot, then switched, created and rewritten files first and deletions
    last (:func:`~.model.in_write_order`, for apply, undo and recovery alike: the content is on disk at every point
    of a crash), by :func:`memzoi.base.fsutil.swap_file`, which
@@ -22,7 +25,7 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
 4. the change is recorded ``applied``.
 
 Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the
-database and path helpers), :mod:`.writer` (run and undo), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view` (cached per-file facts).
+database and path helpers), :mod:`.writer` (run and undo), :mod:`.guards` (refusals before recording), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view` (cached per-file facts).
 
 Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
 Reconciliation (:func:`reconcile`, run before every change, by ``memzoi reconcile`` and as the language server
@@ -73,7 +76,7 @@ from .model import (
 from .previewed import fingerprint as preview_fingerprint
 from .reconcile import reconcile, reconcile_at_start
 from .recovery import recover
-from .store import Ledger, cached_runtime_dir, now_utc, read_file_state, safe_path, set_fault_hook
+from .store import Ledger, cached_runtime_dir, file_mode, now_utc, read_file_state, safe_path, set_fault_hook
 from .view import FileLedger, LedgerView
 from .writer import dry_run, run_change, set_commit_hook, undo_change
 
@@ -98,6 +101,7 @@ __all__ = [
     "cached_runtime_dir",
     "checked_history",
     "file_ledger_state",
+    "file_mode",
     "get_change",
     "file_history",
     "history",

@@ -19,7 +19,7 @@ def history(
 ) -> list[ChangeRecord]:
     """Changes newest first, optionally only those touching ``path`` (project-relative); never takes the lock."""
     ledger = Ledger.for_project(_root(project_root), create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         return []
     with ledger.connect() as conn:
         return ledger.history(conn, path, limit)
@@ -90,7 +90,7 @@ def checked_history(
     lock; raises :class:`~memzoi.base.runtime_errors.RuntimeStateError` for every other failure (busy, permissions,
     a full disk), as :func:`history` does."""
     ledger = Ledger.for_project(_root(project_root), create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         return HistoryRead()
     try:
         with ledger.connect() as conn:
@@ -129,7 +129,7 @@ def get_change(project_root: str | os.PathLike[str], change_id: str) -> ChangeRe
     """One change by id (or unique prefix, with or without ``chg_``), or ``None``. Raises
     :class:`~memzoi.ledger.Refusal` (``ambiguous_change_id``) for a prefix several changes share."""
     ledger = Ledger.for_project(_root(project_root), create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         return None
     with ledger.connect() as conn:
         return ledger.get(conn, change_id)

@@ -68,7 +68,7 @@ def _row(r: sqlite3.Row) -> LocalRecord:
 
 def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:
     ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
-    return ledger if ledger.path.exists() else None
+    return ledger if ledger.exists else None
 
 
 def list_local(project_root: str | os.PathLike[str]) -> list[LocalRecord]:

@@ -104,11 +104,19 @@ def rejection_reason(reason: str | None, *, code: str = "reason_required") -> st
 class FileChange:
     """One file of a change: ``path`` is ``/``-separated and relative to the project root; ``before`` and
     ``after`` are the exact bytes, ``None`` meaning the file is absent, or :class:`Purged` when the ledger keeps
-    only the digest and size of bytes that held a secret."""
+    only the digest and size of bytes that held a secret.
+
+    ``before_mode`` and ``after_mode`` are the permission bits (``0o777`` at most) the file has in each state, or
+    ``None`` (absent, or not known: rows an older ledger wrote). A plan sets ``after_mode`` on a file it creates
+    from another (a packet moved to ``resolved/``: the packet's bits, so no permission is widened); the change
+    engine records every present file's ``before_mode`` and gives a re-created file its recorded mode (undo,
+    rollback, recovery), the umask's mode when none is known. They take no part in equality."""
 
     path: str
     before: bytes | None | Purged
     after: bytes | None | Purged
+    before_mode: int | None = field(default=None, compare=False)
+    after_mode: int | None = field(default=None, compare=False)
 
     @property
     def purged(self) -> bool:

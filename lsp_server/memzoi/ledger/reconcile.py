@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..base.fsutil import read_state, temp_pattern
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, held, lifecycle_lock
-from ..base.runtime import LEDGER_DB, LOCK_FILE
+from ..base.runtime import LEDGER_DB, LOCK_FILE, database_started
 from .model import RECONCILED, UNCERTAIN_CHANGE, ChangePlan, ChangeRecord, FileChange, Reconciled, Refusal, unsettled
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
 
@@ -87,7 +87,7 @@ def unsettled_report(project_root: str | os.PathLike[str]) -> list[tuple[str, st
     nothing is reconciled, and the lock is only looked at (:func:`writer_alive`); ``[]`` without a ledger."""
     root = _root(project_root)
     ledger = Ledger.for_project(root, create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         return []
     with ledger.connect() as conn:
         changes = ledger.by_status(conn, "applying", "undoing", "uncertain")
@@ -167,7 +167,7 @@ def reconcile_at_start(project_root: str | os.PathLike[str]) -> list[Reconciled]
     for a damaged one), as :func:`reconcile` does."""
     root = _root(project_root)
     try:
-        if not (cached_runtime_dir(root, create=False) / LEDGER_DB).is_file():
+        if not database_started(cached_runtime_dir(root, create=False) / LEDGER_DB):
             return None
     except OSError:  # no git, odd paths: no ledger to look at
         return None

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .guards import purged_message
 from .model import RECOVERY_MODES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .store import Ledger, read_file_state
-from .writer import purged_message, run_change
+from .writer import run_change
 
 
 def recover(
@@ -42,6 +43,8 @@ def recover(
         for f in change.files:
             cur = read_file_state(root, f.path)
             target = {"restore-before": f.before, "complete-after": f.after, "accept": cur}[mode]
+            # A file the recovery re-creates gets the mode its state had (None in older ledgers: the umask's).
+            target_mode = {"restore-before": f.before_mode, "complete-after": f.after_mode}.get(mode)
             if isinstance(target, Purged):
                 if cur != target:
                     raise Refusal(
@@ -52,7 +55,7 @@ def recover(
                         f.path,
                     )
                 target = cur
-            files.append(FileChange(f.path, cur, target))
+            files.append(FileChange(f.path, cur, target, after_mode=target_mode))
         if mode == "complete-after":
             settles = "applied"
         elif mode == "restore-before":

@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS change_file (
     before_size INTEGER,
     after_digest TEXT,
     after_size INTEGER,
+    before_mode INTEGER,
+    after_mode INTEGER,
     PRIMARY KEY (change_id, idx)
 );
 CREATE INDEX IF NOT EXISTS change_file_path ON change_file(path);
@@ -115,8 +117,10 @@ CREATE TABLE IF NOT EXISTS runtime_operation (
 #: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
 #: that held a secret (:class:`Purged`); 4: local candidates and records keep ``applies_to`` (Memzoi's local
 #: records carry paths too: its ``memory_path`` rows); 5: session checkpoints (``checkpoint``) and the recorded
-#: outcomes of caller-controlled operation ids (``runtime_operation``).
-_USER_VERSION = 5
+#: outcomes of caller-controlled operation ids (``runtime_operation``); 6: ``change_file`` keeps each state's
+#: permission bits (``before_mode``, ``after_mode``; ``NULL`` in older rows: the umask's mode, as before).
+_USER_VERSION = 6
+_MODE_COLUMNS = ("before_mode INTEGER", "after_mode INTEGER")
 _APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
 _DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
 #: Version 1 lacked the ``mcp`` source and ``local_candidate``. SQLite cannot alter a CHECK constraint, so the
@@ -183,14 +187,16 @@ def migrate(conn: sqlite3.Connection, path: object) -> None:
     if version == 0:
         conn.executescript(_SCHEMA)
         conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-    elif version in (1, 2, 3, 4):
+    elif version in (1, 2, 3, 4, 5):
         if version == 1:
             _migrate_from_1(conn)
         if version <= 2:
             _migrate_v2(conn)
         if version <= 3:
             _migrate_v3(conn)
-        _migrate_v4(conn)
+        if version <= 4:
+            _migrate_v4(conn)
+        _migrate_v5(conn)
     elif version != _USER_VERSION:
         raise Refusal("ledger_schema", f"{path}: unsupported ledger schema version {version}; upgrade memzoi-lsp")
 
@@ -268,6 +274,24 @@ def _migrate_v4(conn: sqlite3.Connection) -> None:
             for stmt in _SCHEMA.split(";"):  # only the new tables are created (all IF NOT EXISTS)
                 if stmt.strip():
                     conn.execute(stmt)
+            conn.execute("PRAGMA user_version=5")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _migrate_v5(conn: sqlite3.Connection) -> None:
+    """Schema 5 → 6: ``before_mode`` and ``after_mode`` on ``change_file`` (``NULL`` for existing rows, which undo
+    and recovery read as "not known": a re-created file gets the umask's mode, as these versions gave it). One
+    transaction; a concurrent opener waits, then sees 6."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 5:
+            have = {r[1] for r in conn.execute("PRAGMA table_info(change_file)")}
+            for col in _MODE_COLUMNS:
+                if col.split()[0] not in have:
+                    conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
             conn.execute(f"PRAGMA user_version={_USER_VERSION}")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,8 +16,16 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..base.fsutil import UnsafeWriteError, read_state
-from ..base.runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
-from ..base.runtime_errors import guard, runtime_error
+from ..base.runtime import (
+    LEDGER_DB,
+    cached_keys,
+    database_started,
+    drop_empty_database,
+    memzoi_home,
+    private_dir,
+    private_file,
+)
+from ..base.runtime_errors import RuntimeStateError, guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
 
 # Re-exported (schema names stay importable here).
@@ -105,6 +114,16 @@ def read_file_state(project_root: Path, rel: str) -> bytes | None:
         raise Refusal("unreadable", f"{rel}: cannot read ({err.strerror or err}); check permissions", rel) from err
 
 
+def file_mode(project_root: Path, rel: str) -> int | None:
+    """The permission bits (``st_mode & 0o777``) of the regular file ``rel`` now, or ``None`` when it is absent or
+    not a regular file (never following a symlink). A change gives this mode to the file it moves ``rel`` to."""
+    try:
+        st = os.lstat(safe_path(project_root, rel))
+    except OSError:
+        return None
+    return st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
+
+
 def _state_or_error(project_root: Path, rel: str) -> bytes | None | Exception:
     try:
         return read_file_state(project_root, rel)
@@ -133,11 +152,11 @@ def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = T
 
 
 def may_hold_changes(project_root: Path) -> bool:
-    """Whether the project at ``project_root`` (resolved) may have a ledger: False only when its database is known
-    to be absent (nothing created to find out). A runtime folder that cannot be looked at counts as True, so the
-    writer's own path (the lock, the database) meets the problem and names it as a refusal."""
+    """Whether the project at ``project_root`` (resolved) may have a ledger: False only when it is known to have none
+    (:attr:`Ledger.exists`; nothing is created to find out). A runtime folder that cannot be looked at counts as
+    True, so the writer's own path (the lock, the database) meets the problem and names it as a refusal."""
     try:
-        return (cached_runtime_dir(project_root, create=False) / LEDGER_DB).exists()
+        return Ledger.for_project(project_root, create=False).exists
     except OSError:
         return True
 
@@ -174,7 +193,28 @@ class Ledger:
 
         A database that cannot be opened or used (full disk, read-only mount, permissions, damaged file) raises
         :class:`~memzoi.base.runtime_errors.RuntimeStateError` naming it, also for SQLite errors of the ``with``
-        block; other exceptions of the block pass unchanged."""
+        block; other exceptions of the block pass unchanged. A ledger this call created and could not write because the
+        disk is full (at the first change) is removed again, not left as an empty file
+        (:func:`~memzoi.base.runtime.drop_empty_database`)."""
+        made = not os.path.lexists(self.path)
+        try:
+            with self._opened() as conn:
+                yield conn
+        except RuntimeStateError as err:
+            # Only a full disk: then no other process can have written the file either, so nothing is lost.
+            if made and err.code == "disk_full":
+                drop_empty_database(self.path)
+            raise
+
+    @property
+    def exists(self) -> bool:
+        """Whether there is a ledger to read: its file exists and holds something
+        (:func:`~memzoi.base.runtime.database_started`: an empty file a failed first write left is no ledger)."""
+        return database_started(self.path)
+
+    @contextmanager
+    def _opened(self) -> Iterator[sqlite3.Connection]:
+        """:meth:`connect`'s connection, set up and guarded."""
         try:
             private_dir(self.path.parent)
             private_file(self.path)
@@ -230,6 +270,8 @@ class Ledger:
                 f["path"],
                 _state(f["before"], f["before_digest"], f["before_size"]),
                 _state(f["after"], f["after_digest"], f["after_size"]),
+                f["before_mode"],
+                f["after_mode"],
             )
             for f in conn.execute("SELECT * FROM change_file WHERE change_id = ? ORDER BY idx", (row["id"],))
         ]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.findings import Finding
-from ..base.runtime import LEDGER_DB
+from ..base.runtime import LEDGER_DB, database_started
 from ..base.runtime_errors import RuntimeStateError
 from .history import HistoryRead, file_history, history, ledger_findings
 from .model import ChangeRecord
@@ -70,7 +70,8 @@ class LedgerView:
         except Exception:  # no git, odd paths: no ledger
             return None
         try:
-            return db if db.is_file() else None
+            # an empty file (a failed first write) is no ledger
+            return db if db.is_file() and database_started(db) else None
         except OSError as err:  # a memzoi home this user cannot enter: its facts unknown, every file still judged
             if not self._unreadable:
                 self._unreadable = True

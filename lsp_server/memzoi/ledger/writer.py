@@ -9,15 +9,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from ..base.fsutil import ExternalChange, ReadOnlyTarget, check_creatable, check_writable, swap_file
+from ..base.fsutil import ExternalChange, swap_file
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..base.runtime_errors import RuntimeStateError, runtime_error
-from ..judge.pathsafety import name_findings
+from .guards import purged_message, refuse_secret_paths, refuse_secret_text, refuse_unwritable
 from .history import undo_drift
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal, in_write_order
 from .previewed import check_previewed
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked, refuse_unsettled
-from .schema import as_stored, holds_secret, stored_state
+from .schema import as_stored, stored_state
 from .store import (
     Ledger,
     _Drift,
@@ -26,6 +26,7 @@ from .store import (
     _state_or_error,
     _step,
     cached_runtime_dir,
+    file_mode,
     may_hold_changes,
     now_utc,
     read_file_state,
@@ -60,7 +61,7 @@ def _write_files(root: Path, files: list[FileChange], *, forward: bool, prefix: 
             _step(f"{prefix}:file{i}:{name}")
 
         try:
-            swap_file(path, src, dst, hook=hook)
+            swap_file(path, src, dst, hook=hook, mode=f.after_mode if forward else f.before_mode)
         except ExternalChange as err:
             raise _Drift(f.path, i, err.kept) from None
         _step(f"{prefix}:file{i}:done")
@@ -82,59 +83,10 @@ def _rollback(root: Path, files: list[FileChange], count: int, *, forward: bool)
             ok = False
             continue
         try:
-            swap_file(safe_path(root, f.path), dst, src)
+            swap_file(safe_path(root, f.path), dst, src, mode=f.before_mode if forward else f.after_mode)
         except (OSError, Refusal):
             ok = False
     return ok
-
-
-def _refuse_secret_text(**texts: str | None) -> None:
-    """Refuse (``secret_in_text``) when a free text the ledger would keep (actor, reason, summary) holds what a
-    detector matches: the ledger never stores secrets."""
-    for name, text in texts.items():
-        if text and holds_secret(text):
-            raise Refusal(
-                "secret_in_text",
-                f"the {name} holds what looks like a secret or personal data, and the "
-                "ledger never stores those; rephrase it without the value and retry",
-            )
-
-
-def purged_message(path: str) -> str:
-    """Why a purged file state cannot be written back, and what to do."""
-    return (
-        f"{path}: this change purged the file's bytes on purpose because they held a secret or a non-repo-safe "
-        "proposal (the ledger keeps only their hash and size), so undo cannot restore them; recreate the "
-        "file from its source if it is still needed"
-    )
-
-
-def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) -> None:
-    """Refuse before anything is recorded when a file the change rewrites or removes cannot be written, or a
-    file it creates cannot be created: memzoi keeps permissions and never writes a read-only file. The code and
-    the advice follow the reason (:class:`~memzoi.base.fsio.ReadOnlyTarget`): ``read_only`` for a file without a
-    write bit, ``read_only_file_system`` for a read-only mount, ``permission_denied`` for a file or folder this
-    user may not write."""
-    for f in files:
-        src, dst = (f.before, f.after) if forward else (f.after, f.before)
-        if src == dst:
-            continue
-        try:
-            path = safe_path(root, f.path)
-            check_writable(path) if src is not None else check_creatable(path)
-        except ReadOnlyTarget as err:
-            raise unwritable_refusal(f.path, err) from None
-
-
-def unwritable_refusal(rel: str, err: ReadOnlyTarget) -> Refusal:
-    """The refusal for the file ``rel`` that :func:`~memzoi.base.fsio.check_writable` found unwritable: its code and
-    advice follow the reason (a mode, a read-only mount, an owner, a folder)."""
-    return Refusal(
-        err.code,
-        f"{rel}: the file is {err.strerror}, so memzoi does not write it and nothing was "
-        f"written; {err.advice} and retry" + (", or leave it as it is" if err.reason == "mode" else ""),
-        rel,
-    )
 
 
 @contextmanager
@@ -177,17 +129,9 @@ def dry_run(
         plan = build(root)
         if held is not None:
             refuse_unsettled(*held, plan)
-        _refuse_secret_paths(plan)
-        _refuse_unwritable(root, plan.files, forward=True)
+        refuse_secret_paths(plan)
+        refuse_unwritable(root, plan.files, forward=True)
         return plan
-
-
-def _refuse_secret_paths(plan: ChangePlan) -> None:
-    # The ledger stores every path it touches: a secret-bearing one is refused before anything is recorded.
-    for p in (f.path for f in plan.files):
-        named = name_findings(p)
-        if named:
-            raise Refusal(named[0].code, f"{p}: {named[0].message}; nothing was changed", p)
 
 
 #: Called after every committed change or undo with the project root and the paths it wrote or removed (relative,
@@ -236,13 +180,16 @@ def run_change(
         check_previewed(plan, previewed)  # under the lock, against the before bytes the writes are guarded by
         _step("planned")
         paths = [f.path for f in plan.files]
-        _refuse_secret_paths(plan)
+        refuse_secret_paths(plan)
         if len(set(paths)) != len(paths):
             raise ValueError("a change lists the same file twice")
-        _refuse_unwritable(root, plan.files, forward=True)
-        _refuse_secret_text(actor=actor, reason=plan.reason, summary=plan.summary)
+        refuse_unwritable(root, plan.files, forward=True)
+        refuse_secret_text(actor=actor, reason=plan.reason, summary=plan.summary)
         # What the ledger keeps (and reports): secret-bearing or purged bytes as digest and size only.
-        stored = [FileChange(f.path, as_stored(f.before, f.path in plan.purge), as_stored(f.after)) for f in plan.files]
+        stored = [
+            FileChange(f.path, as_stored(f.before, f.path in plan.purge), as_stored(f.after), *_modes(root, f))
+            for f in plan.files
+        ]
         change_id = _new_change_id()
         ts = now_utc()
         with ledger.transaction(conn):
@@ -263,16 +210,37 @@ def run_change(
             )
             conn.executemany(
                 "INSERT INTO change_file (change_id, idx, path, before, before_digest, before_size, after, "
-                "after_digest, after_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(change_id, i, f.path, *stored_state(f.before), *stored_state(f.after)) for i, f in enumerate(stored)],
+                "after_digest, after_size, before_mode, after_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (change_id, i, f.path, *stored_state(f.before), *stored_state(f.after), f.before_mode, f.after_mode)
+                    for i, f in enumerate(stored)
+                ],
             )
             if plan.db_effects:
                 plan.db_effects(conn, change_id)
         _step("recorded")
-        _perform(root, ledger, conn, change_id, plan.files, phase="apply")
+        _perform(root, ledger, conn, change_id, _with_modes(plan.files, stored), phase="apply")
         _step("committed")
         _committed(root, paths)
         return ChangeResult(change_id, "applied", stored, plan.operation, plan.details)
+
+
+def _modes(root: Path, f: FileChange) -> tuple[int | None, int | None]:
+    """The ``(before_mode, after_mode)`` the ledger records for ``f``: a present file's permission bits now, and
+    the mode its after state has: a rewrite keeps the file's mode, a created file gets the plan's ``after_mode``
+    (``None``: the umask's), a removed file has none."""
+    before = file_mode(root, f.path) if f.before is not None else None
+    if f.after is None:
+        return before, None
+    return before, before if f.before is not None else f.after_mode
+
+
+def _with_modes(files: list[FileChange], stored: list[FileChange]) -> list[FileChange]:
+    """``files`` (the plan's exact bytes, which the writes use even where the ledger keeps a digest) with the
+    modes recorded in ``stored``, so what is written and what undo restores agree."""
+    return [
+        FileChange(f.path, f.before, f.after, s.before_mode, s.after_mode) for f, s in zip(files, stored, strict=True)
+    ]
 
 
 def _perform(
@@ -381,8 +349,8 @@ def undo_change(
             current = read_file_state(root, f.path)
             if current != f.after:
                 raise undo_drift(ledger, conn, change, f.path, current)
-        _refuse_unwritable(root, change.files, forward=False)
-        _refuse_secret_text(actor=actor)
+        refuse_unwritable(root, change.files, forward=False)
+        refuse_secret_text(actor=actor)
         _step("planned")
         ts = now_utc()
         with ledger.transaction(conn):

@@ -9,7 +9,8 @@ to ``resolved/applied/``. A new record is rendered canonically (:mod:`memzoi.rea
 key by key (:mod:`memzoi.read.rewrite`), so the lines the writer does not own (comments, a hand-written
 ``description``, the body, trailing blank lines) stay as written, or the apply is refused with
 ``hand_edit_conflict``. Every file must re-parse to the intended data with no error finding, so gate and detector
-findings block the apply.
+findings block the apply. Permissions widen nowhere: the rewritten target keeps its mode, and the new record and
+the resolved copy get the packet's permission bits (undo gives the packet back its own).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.findings import Finding
-from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
+from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, file_mode, read_file_state, run_change
 from ..ledger.view import LedgerView
 from ..models import PendingProposal, RecordFrontmatter
 from ..models.common import parse_instant
@@ -212,8 +213,9 @@ def retire_target(root: Path, target: Loaded, status: str, when: str) -> FileCha
 
 def resolved_packet(root: Path, loaded: Loaded, folder: str, resolution: dict[str, Any], status: str) -> FileChange:
     """The pending packet with ``status`` and ``resolution`` at ``folder/<file id>.md``; only those keys change
-    (and ``supersedes: []`` is added when absent, as Memzoi's packet renderer always writes it). Raises
-    :class:`Refusal` (``hand_edit_conflict``) where a hand edit sits inside a key it rewrites."""
+    (and ``supersedes: []`` is added when absent, as Memzoi's packet renderer always writes it). The resolved
+    copy keeps the packet's permission bits (a move widens no permission). Raises :class:`Refusal`
+    (``hand_edit_conflict``) where a hand edit sits inside a key it rewrites."""
     data = loaded.data
     changes: dict[str, Any] = {"status": status, "resolution": {k: v for k, v in resolution.items() if v is not None}}
     if "supersedes" not in data:
@@ -222,7 +224,8 @@ def resolved_packet(root: Path, loaded: Loaded, folder: str, resolution: dict[st
     if read_file_state(root, rel) is not None:
         raise Refusal("duplicate_identity", f"{rel} already exists: a resolved identity is terminal", rel)
     text = edited(loaded.rel, loaded.analysis.document, changes, PACKET_ORDER)
-    return FileChange(rel, None, verified(root, rel, text, {**data, **changes}, loaded.body))
+    body = verified(root, rel, text, {**data, **changes}, loaded.body)
+    return FileChange(rel, None, body, after_mode=file_mode(root, loaded.rel))
 
 
 def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:
@@ -293,7 +296,9 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
         new_id, new_rel = new
         data = _new_record(model, new_id, loaded.body, target_id if action == "supersede" else None)
         text = render_record(data, loaded.body)
-        files.append(FileChange(new_rel, None, verified(root, new_rel, text, data, loaded.body)))
+        written = verified(root, new_rel, text, data, loaded.body)
+        # The record holds the packet's content: it gets the packet's permission bits, never wider ones.
+        files.append(FileChange(new_rel, None, written, after_mode=file_mode(root, rel)))
     if target is not None:
         files.append(retire_target(root, target, "superseded" if action == "supersede" else "tombstoned", when))
     resolution = {

@@ -205,7 +205,7 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
 def get_candidate(project_root: str | os.PathLike[str], cid: str) -> Candidate | None:
     """One candidate by id, or ``None`` (never creates a ledger)."""
     ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         return None
     with ledger.connect() as conn:
         r = conn.execute(_SELECT + " WHERE k.id = ?", (cid,)).fetchone()
@@ -215,7 +215,7 @@ def get_candidate(project_root: str | os.PathLike[str], cid: str) -> Candidate |
 def list_candidates(project_root: str | os.PathLike[str], *, state: str | None = "pending") -> list[Candidate]:
     """Candidates in ``state`` (``None`` = all), oldest first."""
     ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         return []
     with ledger.connect() as conn:
         rows = [_row(r) for r in conn.execute(_SELECT + " ORDER BY k.created_at, k.id")]

@@ -243,7 +243,7 @@ def current_plan(root: Path, path: str, source_id: str | None) -> dict[str, Any]
     """Load the source and plan it against the current memory state (read-only)."""
     src = load_source(root, path, source_id)
     ledger = Ledger.for_project(root, create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         return build_plan(root, src, existing_content(root, None))
     with ledger.connect() as conn:
         return build_plan(root, src, existing_content(root, conn))

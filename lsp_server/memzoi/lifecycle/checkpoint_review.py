@@ -58,7 +58,7 @@ def preview_transition(
         raise Refusal("invalid_value", f"operation must be one of {', '.join(OPERATIONS)}")
     at = now or utc_now()
     ledger = Ledger.for_project(Path(root).resolve(), create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         raise Refusal("checkpoint_not_found", f"no checkpoint `{checkpoint_id}`; see `memzoi checkpoint list`")
     with ledger.connect() as conn:
         conn.execute("BEGIN")

@@ -331,7 +331,7 @@ def visible_any(conn: sqlite3.Connection, checkpoint_id: str) -> Checkpoint:
 
 def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:
     ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
-    return ledger if ledger.path.exists() else None
+    return ledger if ledger.exists else None
 
 
 def current_version(project_root: str | os.PathLike[str]) -> int:

@@ -343,7 +343,7 @@ def plan_import(
     m = parse_import_manifest(text, where)
     screen_origin_key(m)
     ledger = Ledger.for_project(root, create=False)
-    if not ledger.path.exists():
+    if not ledger.exists:
         plan = build_plan(root, m, actor, existing_content(root, None))
     else:
         with ledger.connect() as conn:

@@ -16,7 +16,7 @@ from typing import Any
 import blake3
 
 from ..base.utf8 import utf8_bytes
-from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
+from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, file_mode, read_file_state, run_change
 from ..ledger.model import rejection_reason
 from ..models import PendingProposal
 from ..read.render import render_packet
@@ -139,7 +139,8 @@ def rejection_files(root: Path, rel: str, *, reason: str, actor: str) -> tuple[l
                 "duplicate_identity", f"{out_rel} already exists: this proposal was already rejected", out_rel
             )
         text = render_packet(data, body)
-        out = FileChange(out_rel, None, verified(root, out_rel, text, data, body))
+        written = verified(root, out_rel, text, data, body)
+        out = FileChange(out_rel, None, written, after_mode=file_mode(root, rel))  # the packet's bits
         details = {"proposal_id": data["id"], "receipt": True}
     return [out, FileChange(rel, loaded.raw, None)], details
 

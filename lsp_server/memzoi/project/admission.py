@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.findings import Finding, finding
+from ..base.gitowner import git_refusal, outside_review
 from ..base.pathnorm import absolute
 from ..base.runtime import git_env
 from ..judge.workspace import Role
@@ -51,6 +52,7 @@ class GitVisibility(enum.Enum):
     UNTRACKED = "untracked_and_not_ignored"
     IGNORED = "ignored_untracked"
     NO_WORKTREE = "not_in_worktree"
+    REFUSED = "refused_by_git"  # git refuses the repository: another user owns it (memzoi.base.gitowner)
     UNKNOWN = "unknown"  # git is missing, timed out or failed: no finding is derived from it
 
 
@@ -117,7 +119,8 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
 
     Keys are the given paths made absolute (``os.path.abspath`` strings, symlinks not resolved). Tracked wins
     even when an ignore rule matches (as in Memzoi); untracked files are checked with ``check-ignore
-    --no-index``. Outside a worktree every path is ``NO_WORKTREE``; when git cannot answer, ``UNKNOWN``.
+    --no-index``. Outside a worktree every path is ``NO_WORKTREE`` (``REFUSED`` when git refuses the repository of
+    another user); when git cannot answer, ``UNKNOWN``.
     Plain strings: it runs over every file of a workspace. A path given as its ``abspath`` string is its own key
     (the same object, :func:`memzoi.base.pathnorm.absolute`: the server holds one string per file; issue 29)."""
     files = [absolute(p) if isinstance(p, str) else os.path.abspath(p) for p in paths]
@@ -133,16 +136,16 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
 
 
 def _worktree_top(root: str | os.PathLike[str]) -> str | GitVisibility:
-    """The real path of the top of the worktree holding ``root``; ``NO_WORKTREE`` outside one, ``UNKNOWN`` when
-    git cannot answer."""
+    """The real path of the top of the worktree holding ``root``; ``NO_WORKTREE`` outside one, ``REFUSED`` when git
+    refuses it (:func:`memzoi.base.gitowner.git_refusal`), ``UNKNOWN`` when git cannot answer."""
     base = os.path.realpath(root)
     if not os.path.isdir(base):
         base = os.path.dirname(base)
     probe = _run(["rev-parse", "--show-toplevel"], Path(base))
     if probe is None:
         return GitVisibility.UNKNOWN
-    if probe[0] != 0:
-        return GitVisibility.NO_WORKTREE
+    if probe[0] != 0:  # outside git, or git refuses a repository of another user: asked only then
+        return GitVisibility.REFUSED if git_refusal(base) is not None else GitVisibility.NO_WORKTREE
     return os.path.realpath(probe[1].decode("utf-8", "surrogateescape").strip())
 
 
@@ -342,17 +345,8 @@ def visibility_findings(
                 end,
             )
         ]
-    if visibility is _NO_WORKTREE and role is _RECORD and attested:
-        return [
-            finding(
-                "review_visibility",
-                "this record carries a materialization attestation but is not in a git "
-                "worktree, so its review cannot be verified; Memzoi refuses it (review-visibility): move the "
-                "project into a git repository, or remove the attestation",
-                start,
-                end,
-            )
-        ]
+    if (visibility is _NO_WORKTREE or visibility is GitVisibility.REFUSED) and role is _RECORD and attested:
+        return [finding("review_visibility", outside_review(visibility is GitVisibility.REFUSED), start, end)]
     return []
 
 

@@ -21,6 +21,7 @@ finds drift is refused with nothing copied (it would write nothing). Then the cu
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -28,11 +29,12 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from ..base.fsio import ReadOnlyTarget, mount_point
 from ..base.fsutil import UnsafeWriteError, atomic_write, read_state
 from ..base.gitexclude import exclude
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
 from ..base.runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
-from ..base.runtime_errors import runtime_error
+from ..base.runtime_errors import classify, runtime_error
 from ..ledger import Refusal
 from .encoding import Layout, decode, mixed_endings
 from .format import parse, round_trips, serialize
@@ -113,7 +115,7 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
             "lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)", path
         ) from err
     except OSError as err:
-        raise Refusal.of_local_path(
+        raise write_refusal(err, companion, "the writer lock") or Refusal.of_local_path(
             "unsafe_path",
             f"{companion}: cannot take the writer lock ({err.strerror or type(err).__name__}); it must be "
             "a regular file beside the resident file",
@@ -121,6 +123,31 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
         ) from err
     with held:
         yield
+
+
+def write_refusal(err: OSError, path: Path, what: str) -> Refusal | None:
+    """The refusal of a write of ``path`` (``what`` it is, in words: "the file", "the writer lock") that failed
+    with ``err`` because of its disk, else ``None``: ``read_only_file_system`` with the advice a record's write
+    gets (:class:`~memzoi.base.fsio.ReadOnlyTarget`), ``disk_full`` naming the file and the full disk, as the
+    ledger's message does. The code is :func:`~memzoi.base.runtime_errors.classify`'s (the errno, else the file
+    system holding ``path``)."""
+    code = classify(err, path)
+    if code == "read_only_file_system":
+        where = path
+        while not where.exists() and where.parent != where:  # the mount of what exists: the lock may not yet
+            where = where.parent
+        ro = ReadOnlyTarget(
+            errno.EROFS, f"on a read-only file system (mounted at {mount_point(where)})", str(path), "file_system"
+        )
+        return Refusal.of_local_path(code, f"{path}: {what} is {ro.strerror}; {ro.advice} and retry", path)
+    if code == "disk_full":
+        return Refusal.of_local_path(
+            code,
+            f"{path}: {what} cannot be written: the disk holding {path.parent} is full; free some space on it, "
+            "then run the command again",
+            path,
+        )
+    return None
 
 
 def _unreadable(path: Path, err: OSError) -> Refusal:
@@ -293,7 +320,15 @@ class ResidentStore:
         write replaces them; ``None`` (nothing copied) when the file is absent or empty."""
         if not self.data:
             return None
-        return backup(self.file.path, self.data, self.mode)
+        try:
+            return backup(self.file.path, self.data, self.mode)
+        except UnsafeWriteError:
+            raise
+        except OSError as err:
+            refusal = write_refusal(err, self.file.path, "its .bak copy")
+            if refusal is None:
+                raise
+            raise refusal from err
 
     def replace_exact(
         self, expected: list[str], replacement: list[str], *, hook: Callable[[str], None] | None = None
@@ -326,4 +361,9 @@ class ResidentStore:
             raise Refusal.of_local_path(
                 "unsafe_path", f"{err}; memzoi never writes resident memory through a symlink", self.file.path
             ) from err
+        except OSError as err:
+            refusal = write_refusal(err, self.file.path, "the file")
+            if refusal is None:
+                raise
+            raise refusal from err
         self._load(*read_raw(self.file.path))

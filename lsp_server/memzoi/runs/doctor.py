@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.runtime import LEDGER_DB, RESIDENT_DB, loose_modes, memzoi_home, project_runtime_dir
+from ..base.gitowner import git_refusal, refused_words
+from ..base.runtime import LEDGER_DB, RESIDENT_DB, database_started, loose_modes, memzoi_home, project_runtime_dir
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
 from ..judge.pathsafety import shown_local_path, shown_path, with_shown_paths
 from ..judge.workspace import linked_plane, linked_plane_message, through_linked_plane
@@ -146,9 +147,13 @@ OUTSIDE_GIT = (
 
 
 def _git_check(report: _Report, root: Path) -> None:
-    """``git``: whether ``root`` is inside a git worktree."""
+    """``git``: whether ``root`` is inside a git worktree; a ``warning`` naming git's refusal and its fix when git
+    refuses the repository because another user owns it (:func:`memzoi.base.gitowner.git_refusal`)."""
     top = worktree_root(root)
-    if top is None:
+    refused = git_refusal(root) if top is None else None
+    if refused is not None:
+        report.check("git", "warning", *refused_words(shown_local_path(refused)))
+    elif top is None:
         report.check("git", "skip", OUTSIDE_GIT)
     else:
         report.check("git", "ok", f"git worktree at {shown_local_path(top)}")
@@ -188,8 +193,8 @@ def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> bool:
     export what is still readable. Paths are shown as :func:`~memzoi.judge.pathsafety.shown_local_path` shows them.
     True when the database exists and passed."""
     what = KINDS[kind][0]
-    if not db.is_file():
-        report.check(name, "skip", f"{what} does not exist yet")
+    if not database_started(db):  # absent, or empty: a first write that failed (a full disk) wrote nothing in it
+        report.check(name, "skip", f"{what} does not exist yet" + (" (its file is empty)" if db.is_file() else ""))
         return False
     try:
         problem = damage(db)
