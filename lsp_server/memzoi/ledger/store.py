@@ -152,6 +152,16 @@ def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = T
     return path
 
 
+def may_hold_changes(project_root: Path) -> bool:
+    """Whether the project at ``project_root`` (resolved) may have a ledger: False only when it is known to have none
+    (:attr:`Ledger.exists`; nothing is created to find out). A runtime folder that cannot be looked at counts as
+    True, so the writer's own path (the lock, the database) meets the problem and names it as a refusal."""
+    try:
+        return Ledger.for_project(project_root, create=False).exists
+    except OSError:
+        return True
+
+
 def _root(project_root: str | os.PathLike[str]) -> Path:
     return Path(project_root).resolve()
 
