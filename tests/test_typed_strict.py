@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.base.findings import CODES, UNTYPED, Severity, finding
@@ -111,3 +112,37 @@ def test_a_downgraded_invalid_value_fails_check_and_rebuild_refuses_the_record(t
     assert "`invalid_value` cannot be downgraded" in config["message"] and "`typed-record`" in config["message"]
     code, built = _cli(root, home, "rebuild", "--json")
     assert code == 0 and built["refused"] == [{"path": ".memzoi/records/bad.md", "refusals": ["typed-record"]}]
+
+
+WARNED = sorted(
+    c for c, (sev, g) in CODES.items() if g in ("framing", "schema") and c not in UNTYPED | {"invalid_config"}
+)
+
+
+@settings(deadline=None)
+@given(code=st.sampled_from(sorted(UNTYPED)), level=st.sampled_from(LOWER), ignored=st.booleans())
+def test_for_framing_and_schema_errors_the_configured_verdict_is_the_rules_own(code, level, ignored):
+    # `refusals.configured` keeps framing and schema findings as found; for the errors (UNTYPED) that changes
+    # nothing, since no configuration can grade them (above): the rules alone give the same `typed-record`.
+    from memzoi.project.refusals import configured, refusals
+
+    text = f'[rules]\nseverity = {{ {code} = "{level}" }}\ndisabled = ["{code}"]\n'
+    rules = parse_config(text + ('ignore = ["records/**"]\n' if ignored else "")).config.effective_rules
+    found = [finding(code, "m", 0, 1), finding("prompt_injection", "m", 0, 1)]
+    assert refusals(configured(found, rules, "records/a.md")) == refusals(rules.apply(found, "records/a.md"))
+    assert "typed-record" in refusals(configured(found, rules, "records/a.md"))
+
+
+@pytest.mark.parametrize("code", WARNED)
+def test_a_framing_or_schema_warning_raised_to_error_is_no_typed_record_refusal(code):
+    # What the special case still does: a default-warning framing or schema code (`bom`, `legacy_profile` ...)
+    # that `[rules]` raises to error fails `memzoi check`, but Memzoi types such a file, so rebuild and export
+    # must not refuse it as `typed-record`. Without the special case they would: it is not redundant.
+    from memzoi.project.refusals import configured, refusals
+
+    rules = parse_config(f'[rules]\nseverity = {{ {code} = "error" }}\n').config.effective_rules
+    found = [finding(code, "m", 0, 1)]
+    assert found[0].severity is not Severity.ERROR
+    assert [f.severity for f in rules.apply(found, "records/a.md")] == [Severity.ERROR]  # what check shows
+    assert refusals(rules.apply(found, "records/a.md")) == ["typed-record"]  # what the rules alone would refuse
+    assert refusals(configured(found, rules, "records/a.md")) == []

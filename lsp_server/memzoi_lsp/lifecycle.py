@@ -31,7 +31,7 @@ from .commanding import (
     target_path,
 )
 from .documents import path_to_uri
-from .notifications import notify
+from .notifications import notify, refresh_lenses
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .session import CommandSession
@@ -176,7 +176,7 @@ async def recover(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
     ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`), and each file
-    with ``change``, the word of :attr:`memzoi.ledger.FileChange.change` (what ``memzoi history`` prints). A damaged
+    with ``change`` (:meth:`memzoi.ledger.FileChange.to_json`: the word ``memzoi history`` prints). A damaged
     ledger refuses with ``corrupt_database`` (what it is, how far it could be read, to run ``memzoi doctor``:
     :func:`memzoi.ledger.checked_history`), never an empty or partial list shown as the whole history."""
     from memzoi.base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
@@ -194,14 +194,7 @@ async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
         problem = found.problem()
         if problem is not None:
             raise RuntimeStateError("corrupt_database", problem, found.damage.path if found.damage else None)
-        return [
-            {
-                **c.to_json(),
-                "files": [{**f.to_json(), "change": f.change} for f in c.files],
-                "undo_available": undo_available(root, c),
-            }
-            for c in found.changes
-        ]
+        return [{**c.to_json(), "undo_available": undo_available(root, c)} for c in found.changes]
 
     return await asyncio.get_running_loop().run_in_executor(None, listing)
 
@@ -239,7 +232,8 @@ async def reattest(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 async def reconcile_on_start(ls: CommandSession, root: Path) -> None:
     """As the server starts on the project at ``root``: reconcile the changes a dead process left in flight
     (:func:`memzoi.ledger.reconcile_at_start`, off the loop; never replays) and re-diagnose the project's files when
-    one was settled, so an ``uncertain`` change shows as ``ledger_uncertain`` without a command. A damaged ledger is
+    one was settled, so an ``uncertain`` change shows as ``ledger_uncertain`` without a command, and ask the client
+    for its code lenses again (:func:`~.notifications.refresh_lenses`). A damaged ledger is
     said once, in a warning naming what to run; the hover and the history view say it again where they need it."""
     from memzoi.base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
     from memzoi.judge.pathsafety import shown_for_projects  # noqa: PLC0415 lazy: start-up
@@ -257,6 +251,7 @@ async def reconcile_on_start(ls: CommandSession, root: Path) -> None:
         log.info("change %s: %s -> %s (reconciled as the server started)", r.change_id, r.previous, r.status)
     if settled and not ls.stopping and ls.projects.get(root) is not None:
         ls.process_disk([root / ".memzoi"])
+        refresh_lenses(ls)  # a packet's Apply/Reject lenses change with its uncertain change
 
 
 HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, recover, history, reconcile]

@@ -4,7 +4,6 @@ Presentation lives in :mod:`memzoi_lsp.hover`; nothing here decides policy."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,22 +100,16 @@ def superseded_by(ls: ReadSession, snap: Snapshot, record_id: str) -> list[str]:
 
 
 def ledger_changes(ls: ReadSession, snap: Snapshot, facts: Facts, limit: int = 20) -> list[ChangeRecord]:
-    """The ledger's changes touching this file, newest first (:func:`memzoi.ledger.file_history`: never creates a
-    ledger, ``[]`` when there is none or it cannot be read). A damaged ledger sets ``facts.history_unavailable``
-    (its path shown as :func:`~memzoi.judge.pathsafety.with_shown_paths` shows it), so that the hover never
-    shows it as a file without history."""
-    from memzoi.ledger import file_history  # noqa: PLC0415 lazy: start-up
-
+    """The ledger's changes touching this file, newest first, as the project's ledger view sees them
+    (:meth:`memzoi.ledger.LedgerView.file_history`: never creates a ledger, ``[]`` when there is none or it cannot
+    be read; a change a dead process left in flight with the status its diagnostics and actions see). A damaged
+    ledger sets ``facts.history_unavailable`` (its path shown as :func:`~memzoi.judge.pathsafety.with_shown_paths`
+    shows it), so that the hover never shows it as a file without history."""
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:
         return []
     try:
-        found = file_history(project.root, snap.path, limit=limit)
-        if found.damage is None:
-            # The project's whole reading of the ledger (re-read only when it changed) meets damage this file's
-            # query may not: a page of `change` is not read when no change touched the file.
-            project.ledger.for_file(snap.path)
-            found = dataclasses.replace(found, damage=project.ledger.damage)
+        found = project.ledger.file_history(snap.path, limit=limit)
     except Exception as err:  # the barrier: an unexpected failure of the ledger must not break hover
         log.info("ledger history unavailable: %s", type(err).__name__)
         return []

@@ -25,6 +25,7 @@ from memzoi.base.vocabulary import RECOVERY_MODES
 
 from .commanding import CommandError, CommandGroup, command, previewed_of, project_root, reason_of
 from .documents import path_to_uri, uri_to_path
+from .notifications import refresh_lenses
 from .resident_view import APPROVE, LIST, RECOVER, REJECT, REVIEW, STATUS, UNDO, decide, file_of, where
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ async def reconcile_on_start(ls: CommandSession, root: Path) -> None:
     """Classify the resident candidates a dead process left in flight for the project's two files (never
     replays a write), as Zuno does when a host starts; when one was settled, re-diagnose both files
     (:func:`_rediagnose`): what the editor showed of a file opened meanwhile was judged from the unsettled
-    history (an entry an ``applying`` candidate wrote reads as a hand edit)."""
+    history (an entry an ``applying`` candidate wrote reads as a hand edit); and ask the client for its code
+    lenses again (:func:`~.notifications.refresh_lenses`), which count the candidates by status."""
     from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
@@ -50,6 +52,7 @@ async def reconcile_on_start(ls: CommandSession, root: Path) -> None:
         log.info("resident candidate %s: %s -> %s", r.candidate_id, r.previous, r.status)
     if done:
         _rediagnose(ls, root)
+        refresh_lenses(ls)  # the files' lenses count the candidates by status
     from memzoi.resident.projection import reconcile_jobs  # noqa: PLC0415 lazy: start-up - expired reflection jobs: uncertain, never re-sent
 
     try:

@@ -46,9 +46,9 @@ def test_apply_and_undo_restore_exact_bytes(project):
     assert res.status == "applied"
     assert tree(project) == AFTER
     assert [f.to_json() for f in res.files] == [
-        {"path": "mod.md", "before": "present", "after": "present"},
-        {"path": "sub/new.md", "before": "absent", "after": "present"},
-        {"path": "gone.md", "before": "present", "after": "absent"},
+        {"path": "mod.md", "before": "present", "after": "present", "change": "modified"},
+        {"path": "sub/new.md", "before": "absent", "after": "present", "change": "created"},
+        {"path": "gone.md", "before": "present", "after": "absent", "change": "deleted"},
     ]
     undone = L.undo_change(project, res.change_id, actor="bob")
     assert undone.status == "undone"

@@ -158,3 +158,24 @@ def test_a_plan_is_refused_exactly_when_it_touches_an_uncertain_changes_file(hel
         refuse_unsettled(_Uncertain(changes), None, plan)  # type: ignore[arg-type]
     assert err.value.code == "uncertain_change" and err.value.path in touched
     assert f"change {first.id} (edit)" in err.value.message  # the oldest change holding one of its files
+
+
+def test_the_views_file_history_shows_each_change_as_its_findings_do(project):
+    # One core reading for the hover, the findings and the actions: a change a dead process left in flight is listed
+    # with the status reconciliation would give it, read-only.
+    crashed = _crash(project)
+    view = L.LedgerView(project)
+    [shown] = view.file_history(project / "mod.md").changes
+    assert (shown.id, shown.status) == (crashed.id, "uncertain")
+    assert [c.id for c in view.for_file(project / "mod.md").uncertain] == [crashed.id]
+    assert L.history(project)[0].status == "applying"  # nothing written
+    L.reconcile(project)
+    L.recover(project, crashed.id, "accept", actor="y")
+    settled = [(c.id, c.status) for c in L.history(project, "mod.md")]  # what the ledger says of settled changes
+    assert [(c.id, c.status) for c in view.file_history(project / "mod.md").changes] == settled
+
+
+def test_a_change_that_reached_its_after_bytes_is_listed_applied(project):
+    crashed = _crash(project, at="apply:written")
+    [shown] = L.LedgerView(project).file_history("mod.md").changes
+    assert (shown.id, shown.status) == (crashed.id, "applied")

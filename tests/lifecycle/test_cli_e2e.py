@@ -35,9 +35,19 @@ def test_apply_create_then_undo(repo, cli):
     assert code == 0 and out["status"] == "applied"
     rec = f"{RECORDS}/run-focused-tests-before-full-workspace-checks.md"
     assert out["files"] == [
-        {"path": rec, "before": "absent", "after": "present"},
-        {"path": f"{APPLIED}/mem_2026_07_06_testing_procedure.md", "before": "absent", "after": "present"},
-        {"path": f"{PENDING}/mem_2026_07_06_testing_procedure.md", "before": "present", "after": "absent"},
+        {"path": rec, "before": "absent", "after": "present", "change": "created"},
+        {
+            "path": f"{APPLIED}/mem_2026_07_06_testing_procedure.md",
+            "before": "absent",
+            "after": "present",
+            "change": "created",
+        },
+        {
+            "path": f"{PENDING}/mem_2026_07_06_testing_procedure.md",
+            "before": "present",
+            "after": "absent",
+            "change": "deleted",
+        },
     ]
     for f in out["files"][:2]:
         clean(repo, f["path"])
@@ -159,6 +169,7 @@ def test_reject_non_repo_safe_archives_a_hash_receipt(repo, cli):
         "path": f"{PENDING}/mem_2026_07_06_auth_handoff.md",
         "before": "present",
         "after": "absent",
+        "change": "deleted",
         "purged": ["before"],
     }
     # The packet was purged on purpose: the ledger kept only its hash, so undo is refused and says why.

@@ -120,7 +120,7 @@ def test_cli_flow_writes_an_attested_record_and_undo_removes_it(repo, cli, tmp_p
     assert code == 1 and err["error"]["code"] == "materialization_identity_mismatch"
     code, out = cli("materialize", "apply", *args)
     assert code == 0, out
-    assert out["files"] == [{"path": REL, "before": "absent", "after": "present"}]
+    assert out["files"] == [{"path": REL, "before": "absent", "after": "present", "change": "created"}]
     analysis = analyze_path(repo / REL)
     assert analysis.findings == []
     block = analysis.document.data["materialization"]

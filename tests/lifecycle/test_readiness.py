@@ -10,6 +10,7 @@ import pytest
 from memzoi.base.findings import finding
 from memzoi.base.runtime import git_env
 from memzoi.judge.analysis import analyze_path
+from memzoi.judge.config import parse_config
 from memzoi.ledger import Refusal
 from memzoi.lifecycle import apply_proposal
 from memzoi.lifecycle.readiness import packet_readiness, readiness
@@ -148,7 +149,7 @@ def test_a_packet_whose_record_file_name_is_too_long_cannot_be_applied(repo, cli
     assert code == 1 and err["error"]["code"] == "title_too_long" and tree(repo) == before
 
 
-@pytest.mark.parametrize("disabled", [False, True], ids=["graded", "finding-disabled"])
+@pytest.mark.parametrize("disabled", [False, True], ids=["graded", "rules-configured"])
 @pytest.mark.parametrize(
     ("fields", "where"),
     [
@@ -161,12 +162,17 @@ def test_a_packet_whose_record_file_name_is_too_long_cannot_be_applied(repo, cli
 def test_a_packet_naming_no_record_to_replace_is_refused_not_a_crash(tmp_path, monkeypatch, fields, where, disabled):
     # A hand-written supersede without `supersedes` (or a tombstone without `proposal.target`) parses; applying
     # it was an IndexError (an internal error), and with its finding disabled it would have applied as a create.
+    # `invalid_proposal_shape` itself can no longer be disabled (an `invalid_config`): the configured case turns off
+    # what a project can (the schema warning `id_path_mismatch`, our `prompt_injection`), and the refusal stays.
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
     root = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
     builders.write(root, builders.record_path("kept"), builders.record("kept"))
     if disabled:
-        builders.write(root, ".memzoi/config.toml", '[rules]\ndisabled = ["invalid_proposal_shape"]\n')
+        config = '[rules]\ndisabled = ["id_path_mismatch", "prompt_injection"]\n'
+        assert parse_config(config).errors == ()  # a valid configuration, every entry applied
+        assert parse_config('[rules]\ndisabled = ["invalid_proposal_shape"]\n').errors  # this one cannot be
+        builders.write(root, ".memzoi/config.toml", config)
     packet = builders.write(root, builders.packet_path("hand"), builders.packet("hand", **fields))
     before = tree(root)
     with pytest.raises(Refusal) as refused:

@@ -17,6 +17,8 @@ from memzoi.project.verdict import ProjectContext
 from tests.lifecycle.test_import import MIXED, cand, manifest
 from tests.lifecycle.test_session_end import FULL, SEED
 
+from .. import builders
+
 
 @pytest.fixture
 def project(runtime_project: Path) -> Path:
@@ -130,3 +132,26 @@ def test_memzoi_check_of_an_input_file_says_what_the_editor_says(project, capsys
     assert codes == [f.code for f in input_findings(project, project / "session.yml", text)]
     (project / "other.yml").write_text("jobs: {}\n", encoding="utf-8")  # not an input: checked as before
     assert main(["check", str(project / "other.yml")]) == 1
+
+
+def test_previews_on_a_fresh_project_create_no_ledger(project, capsys):
+    # A preview writes nothing: with no ledger yet, its planning takes no lock and makes no runtime folder (before,
+    # the session-end preview ran Apply's planning under the lock and created the ledger database).
+    from memzoi.base.runtime import LEDGER_DB, LOCK_FILE
+    from memzoi.cli.main import main
+    from memzoi.lifecycle.preview import preview
+
+    home = project.parent / "home"
+    (project / "s.yml").write_text(FULL, encoding="utf-8")
+    (project / "m.yml").write_text(MIXED, encoding="utf-8")
+    shown = routing_preview(project, project / "s.yml", FULL, actor="dev")
+    assert shown["previewed"] and not shown["blocked"]
+    assert routing_preview(project, project / "m.yml", MIXED, actor="dev")["plan_id"]
+    capsys.readouterr()
+    assert main(["import", "plan", "--from-file", str(project / "m.yml"), "--root", str(project), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+    packet = builders.write(project, builders.packet_path("fresh"), builders.packet("fresh"))
+    assert preview(project, "apply", packet, actor="dev")["files"]
+    made = {p.name for p in home.rglob("*")}  # the index's cache may be there: it is no record of changes
+    assert not made & {LEDGER_DB, LOCK_FILE}, made
+    assert L.history(project) == []

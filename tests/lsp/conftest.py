@@ -122,6 +122,13 @@ def make_client() -> LanguageClient:
         client.registrations.extend(params.registrations)
         return None
 
+    client.lens_refreshes: int = 0  # type: ignore[misc]  # workspace/codeLens/refresh requests received
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def code_lens_refresh(params: None):
+        client.lens_refreshes += 1  # type: ignore[attr-defined]
+        return None
+
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def show_message_request(params: types.ShowMessageRequestParams):
         client.message_requests.append(params)

@@ -64,3 +64,17 @@ async def test_resident_preview_files_carry_the_word(resident_client):  # noqa: 
     path.write_text("Use tabs in Makefiles.", encoding="utf-8")
     (f,) = (await execute(client, "memzoi.preview", args))["files"]
     assert (f["before"], f["change"]) == ("Use tabs in Makefiles.", "modified"), f
+
+
+async def test_apply_and_undo_answers_carry_the_word(workspace: Path, client):
+    # The change commands' own answers word each file as preview and history do, keeping `before`/`after`.
+    packet = workspace / ".memzoi" / "proposals" / "pending" / "mem-new.md"
+    applied = await execute(client, "memzoi.apply", {"uri": packet.as_uri()})
+    assert applied["status"] == "applied", applied
+    words = {f["path"]: (f["before"], f["after"], f["change"]) for f in applied["files"]}
+    assert words[".memzoi/proposals/pending/mem-new.md"] == ("present", "absent", "deleted"), words
+    assert sorted(w[2] for w in words.values()) == ["created", "created", "deleted"], words
+    undone = await execute(client, "memzoi.undo", {"change_id": applied["change_id"]})
+    assert undone["status"] == "undone", undone
+    back = {"created": "deleted", "deleted": "created"}  # an undo writes each file back
+    assert {f["path"]: f["change"] for f in undone["files"]} == {p: back[w[2]] for p, w in words.items()}, undone

@@ -74,6 +74,9 @@ async def test_start_reconciliation_republishes_what_it_settled(tmp_path: Path, 
         await wait_until(lambda: status() == "applied")
         if is_pull(lsp):
             await wait_until(lambda: len(refreshes) > asked)  # told to pull again, without any edit
+        lenses = lsp.capabilities.workspace.code_lens
+        if lenses and lenses.refresh_support:  # the files' lenses count candidates by status: asked for again
+            await wait_until(lambda: lsp.lens_refreshes >= 1)
         assert await diagnostics(lsp, uri, lambda d: not _hand_edits(d)) == []
         assert rules.read_text(encoding="utf-8") == "Keep it."  # settled, never replayed
     finally:

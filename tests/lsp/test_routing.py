@@ -153,3 +153,17 @@ async def test_invalid_input_is_a_schema_diagnostic(client, workspace: Path):
     uri = open_doc(client, path)
     diags = await diagnostics(client, uri, until=lambda d: bool(d))
     assert _lines(diags) == [(2, "invalid_session_end")]  # on candidates[0]'s first line
+
+
+async def test_routing_preview_on_a_fresh_project_creates_no_ledger(client, workspace: Path, memzoi_home: Path):
+    # A preview writes nothing: on a project without a ledger, its planning makes none (before, it took the lock
+    # and created the ledger). The server's start-up may have made the lock file (the resident reconciliation).
+    from memzoi.base.runtime import LEDGER_DB
+
+    path = workspace / "session.yml"
+    path.write_text(SESSION, encoding="utf-8")
+    uri = open_doc(client, path)
+    preview = await run(client, find(await actions_for(client, uri), "Plan memory routing"))
+    assert preview["kind"] == "session_end" and preview["previewed"] and not preview["blocked"]
+    made = {p.name for p in memzoi_home.rglob("*")}
+    assert not {n for n in made if n.startswith(LEDGER_DB)}, made

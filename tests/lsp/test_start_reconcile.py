@@ -46,6 +46,32 @@ async def test_a_change_left_in_flight_is_reconciled_as_the_server_starts(
         await stop_client(lsp)
 
 
+@pytest.mark.parametrize("profile", list(PROFILES))
+async def test_code_lenses_are_asked_for_again_when_the_start_settled_a_change(
+    git_workspace: Path, memzoi_home: Path, monkeypatch, profile
+):
+    # The packet's lenses (Apply · Reject…) change once its change is uncertain; the client that can be asked to
+    # fetch them again (VS Code) is asked, the one that cannot (Neovim 0.11) is never sent the request.
+    root = git_workspace
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
+    crash_mid_change(root, memzoi_home)
+    lsp = await start_client(profile, root, memzoi_home)
+    try:
+        supports = bool(lsp.capabilities.workspace.code_lens and lsp.capabilities.workspace.code_lens.refresh_support)
+        assert supports == (profile == "vscode")
+        await wait_until(lambda: L.history(root)[0].status == "uncertain")
+        uri = (root / ".memzoi" / "records" / "use-pnpm.md").as_uri()
+        await diagnostics(lsp, uri, lambda d: any(x.code == "ledger_uncertain" for x in d))
+        if supports:
+            await wait_until(lambda: lsp.lens_refreshes >= 1)
+        await lsp.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )  # answered after any request the reconciliation's end sent
+        assert lsp.lens_refreshes == (1 if supports else 0)
+    finally:
+        await stop_client(lsp)
+
+
 async def test_a_project_without_a_ledger_gets_none_made_at_start(git_workspace: Path, memzoi_home: Path):
     lsp = await start_client("vscode", git_workspace, memzoi_home)
     try:

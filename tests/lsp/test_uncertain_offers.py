@@ -12,7 +12,8 @@ from lsprotocol import types
 
 from memzoi import ledger as L
 
-from .conftest import PROFILES, git_init, open_doc, refusal, start_client, stop_client, wait_until
+from .conftest import PROFILES, diagnostics, git_init, open_doc, refusal, start_client, stop_client, wait_until
+from .test_features import hover, pos
 from .test_lifecycle import actions_for, crash_mid_change, snapshot
 
 PACKET = ".memzoi/proposals/pending/mem-new.md"
@@ -83,3 +84,22 @@ async def test_new_changes_of_an_uncertain_changes_files_are_disabled_with_its_r
         assert snapshot(root) == on_disk  # nothing written
     finally:
         await stop_client(lsp)
+
+
+async def test_the_hover_shows_a_change_a_dead_process_left_in_flight_as_its_diagnostics_do(
+    workspace: Path, memzoi_home: Path, monkeypatch, client
+):
+    # The process dies after the server started, so no start-up reconciliation settles the change: the ledger still
+    # says `applying`, and the hover's history line says what the diagnostics and actions say (uncertain).
+    root = workspace
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
+    crash_mid_change(root, memzoi_home, CRASH)
+    [change] = L.history(root)
+    uri = open_doc(client, root / RECORD)
+    found = await diagnostics(client, uri, lambda d: any(x.code == "ledger_uncertain" for x in d))
+    assert any(change.id in str(d.message) for d in found)
+    text = (root / RECORD).read_text(encoding="utf-8")
+    value = await hover(client, uri, pos(text, "kind: memory", client.profile, 8))
+    [line] = [x for x in value.split("ledger history", 1)[1].splitlines() if change.id in x]
+    assert "edit uncertain by crashy" in line and "applying" not in line, line
+    assert L.history(root)[0].status == "applying"  # read-only: nothing was reconciled for the hover

@@ -9,8 +9,9 @@ import pytest
 
 from memzoi.agent import arguments, tools
 from memzoi.agent.context_pack import build_context_pack, estimate_tokens
+from memzoi.agent.pending_read import list_pending
 from memzoi.agent.precheck import precheck_path
-from memzoi.agent.recall import get_memory, list_pending, path_match_score
+from memzoi.agent.recall import get_memory, path_match_score
 from memzoi.agent.search import search_memory
 from memzoi.judge.analysis import analyze_path
 from memzoi.judge.policy import FIELD_LIMIT

@@ -5,16 +5,8 @@
 import * as vscode from 'vscode';
 import { confirmWrites } from './flow';
 import { healthRefusal, healthSummary, type HealthNode, healthTree } from './logic/health';
-import type { InboxItem } from './logic/inbox';
-import { resolveTarget } from './logic/targets';
 import { ask, reportRefusal } from './run';
 import { advertisedCommands, MEMORY_HEALTH, state } from './state';
-
-/** The checkpoint row a command acts on (an inbox tree node or the row itself). */
-function checkpointOf(arg: unknown): InboxItem | undefined {
-  const item = resolveTarget(arg)?.item;
-  return item?.kind === 'checkpoint' ? item : undefined;
-}
 
 /**
  * Continue or close the checkpoint of an inbox row: the server previews the change (nothing written), the user
@@ -22,7 +14,7 @@ function checkpointOf(arg: unknown): InboxItem | undefined {
  * checkpoint that changed in between is refused rather than overwritten. Returns the apply's result.
  */
 export async function transitionCheckpoint(arg: unknown, operation: 'continue' | 'close'): Promise<unknown> {
-  const row = checkpointOf(arg);
+  const row = await state.inbox.current(arg, 'checkpoint', operation);
   if (!row) return undefined;
   const base = { root: row.root ?? '', checkpoint_id: row.id, operation };
   const preview = await ask('memzoi.checkpoints.preview', [base]);

@@ -13,7 +13,7 @@ import type { InboxItem } from './logic/inbox';
 import { RESTART_SETTING_KEYS, SERVER_SETTING_KEYS } from './logic/settings';
 import { advertisedCommands, SECTION, state } from './state';
 import { reviewCandidate, reviewProposal } from './flow';
-import { resolveTarget } from './logic/targets';
+import { resolveTarget, type RowVerb } from './logic/targets';
 import { decideLocal, decideResident, recoverResident, runPaletteCommand, showLocal } from './palette';
 import { openJob } from './jobs';
 import { editResident, removeResidentEntry } from './residentEdit';
@@ -62,20 +62,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
     if (spec) return runPaletteCommand(spec, undefined);
     return executeOnServer(undefined, picked.label, [{}]);
   });
-  // Inbox buttons: VS Code passes the row's tree node (`{type: 'row', item}`); every handler acts on exactly that
-  // row (resolveTarget), never on the active editor.
+  // Inbox buttons: VS Code passes the row's tree node (`{type: 'row', item}`), or nothing when the tree redrew
+  // under the click. Every handler acts on exactly that row as the inbox lists it now (state.inbox.current), or says
+  // it is gone or was decided elsewhere; never on the active editor, never through a picker of other rows.
   reg('memzoi.inbox.open', async (node: unknown) => {
-    const uri = resolveTarget(node)?.uri;
+    const given = resolveTarget(node);
+    // A resident file outlives its candidate: opening it needs no fresh row; a packet or change may be gone.
+    const uri = given?.kind === 'resident' ? given.uri : (await state.inbox.current(node, given?.kind ?? 'proposal', 'open'))?.uri;
     if (uri) await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: false });
   });
-  reg('memzoi.inbox.apply', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.apply', node));
-  reg('memzoi.inbox.reject', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.reject', node));
-  reg('memzoi.inbox.routeLocal', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.routeLocal', node));
-  reg('memzoi.inbox.recover', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.recover', node));
+  const onRow = (kind: InboxItem['kind'], verb: RowVerb, palette: string) => async (node: unknown): Promise<unknown> => {
+    const row = await state.inbox.current(node, kind, verb);
+    return row ? vscode.commands.executeCommand<unknown>(palette, row) : undefined;
+  };
+  reg('memzoi.inbox.apply', onRow('proposal', 'apply', 'memzoi.palette.apply'));
+  reg('memzoi.inbox.reject', onRow('proposal', 'reject', 'memzoi.palette.reject'));
+  reg('memzoi.inbox.routeLocal', onRow('proposal', 'routeLocal', 'memzoi.palette.routeLocal'));
+  reg('memzoi.inbox.recover', onRow('uncertain', 'recover', 'memzoi.palette.recover'));
   reg('memzoi.inbox.recoverResident', (node: unknown) => recoverResident(node));
-  reg('memzoi.inbox.approveResident', (node: unknown) => decideResident(node, 'approve'));
-  reg('memzoi.inbox.rejectResident', (node: unknown) => decideResident(node, 'reject'));
-  reg('memzoi.inbox.undoResident', (node: unknown) => decideResident(node, 'undo'));
+  reg('memzoi.inbox.approveResident', (node: unknown) => decideResident(node, 'approve', true));
+  reg('memzoi.inbox.rejectResident', (node: unknown) => decideResident(node, 'reject', true));
+  reg('memzoi.inbox.undoResident', (node: unknown) => decideResident(node, 'undo', true));
   reg('memzoi.inbox.approveLocal', (node: unknown) => decideLocal(node, 'approve'));
   reg('memzoi.inbox.rejectLocal', (node: unknown) => decideLocal(node, 'reject'));
   reg('memzoi.inbox.showLocal', (node: unknown) => showLocal(node));

@@ -8,7 +8,7 @@ import { type CommandSpec, validateReason } from './logic/commands';
 import type { InboxItem } from './logic/inbox';
 import { PREVIEW_OF, previewArg, type PreviewFile, previewFiles, previewUnsupported, reviewQuestion, staleNotice, verbOf,
   withPreviewed } from './logic/review';
-import { describeTarget, pickerRows, type Target, targetOfItem } from './logic/targets';
+import { describeTarget, DONE, pickerRows, type RowVerb, type Target, targetOfItem } from './logic/targets';
 import { ask, executeOnServer, reportRefusal, roots } from './run';
 import { readConfig, state } from './state';
 
@@ -95,7 +95,7 @@ export async function reviewProposal(arg: unknown, target: Target | undefined): 
 
 /** `memzoi.reviewCandidate` `[{uri, candidateId}]`: the review of a resident candidate, then Approve or Cancel. */
 export async function reviewCandidate(target: Target | undefined): Promise<unknown> {
-  const t = target?.candidateId ? target : await pickInboxItem('resident', 'Review which resident-memory candidate?');
+  const t = target?.candidateId ? target : await pickInboxItem('resident', 'Review which resident-memory candidate?', 'approve');
   if (!t?.uri || !t.candidateId) return undefined;
   const row = state.inbox.items.find((i) => i.kind === 'resident' && i.id === t.candidateId);
   const named = row ? { ...targetOfItem(row), ...t, title: t.title ?? row.title } : t;
@@ -109,15 +109,16 @@ export async function confirmTarget(message: string, verb: string, detail?: stri
 }
 
 /**
- * Lets the user pick an inbox row of `kind` (a command started without a target). The active editor's file, when
- * it is one of them, is listed first and marked; nothing is chosen without the user.
+ * Lets the user pick an inbox row of `kind` (a command started without a target), among those that accept `verb`
+ * now when it is given. The active editor's file, when it is one of them, is listed first and marked; nothing is
+ * chosen without the user.
  */
-export async function pickInboxItem(kind: InboxItem['kind'], title: string): Promise<Target | undefined> {
+export async function pickInboxItem(kind: InboxItem['kind'], title: string, verb?: RowVerb): Promise<Target | undefined> {
   await state.inbox.refresh();
   const active = vscode.window.activeTextEditor?.document.uri.toString();
-  const rows = pickerRows(state.inbox.items, kind, active);
+  const rows = pickerRows(state.inbox.items, kind, active, verb);
   if (rows.length === 0) {
-    void vscode.window.showInformationMessage(`Memzoi: the Memory Inbox has no ${kind === 'proposal' ? 'pending proposal' : `${kind} candidate`}.`);
+    void vscode.window.showInformationMessage(`Memzoi: the Memory Inbox has no ${kind === 'proposal' ? 'pending proposal' : `${kind} candidate`}${verb && kind !== 'proposal' ? ` that can be ${DONE[verb]}` : ''}.`);
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(

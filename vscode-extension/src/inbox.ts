@@ -2,8 +2,9 @@
 // and Local memory sections. Every row and button follows what the server answered (see logic/inbox.ts).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
-import { checkpointRows, type InboxItem, linkJobs, localRows, proposalRows, reflectionRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
-import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, tooltipOf } from './logic/inboxView';
+import { candidateStatuses, checkpointRows, type InboxItem, linkJobs, localRows, proposalRows, reflectionRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
+import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, type SectionId, tooltipOf, type Unreadable, unreadableRow } from './logic/inboxView';
+import { resolveTarget, type RowVerb, rowNow } from './logic/targets';
 import { advertisedCommands, CHECKPOINTS_LIST, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATE, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
@@ -14,6 +15,10 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   items: InboxItem[] = [];
   /** Cap usage of the resident files (the Resident memory header, the status bar tooltip). */
   usage: ResidentUsage[] = [];
+  /** Every resident candidate's status in the last listing, rows or not (to say how a gone row was decided). */
+  statuses = new Map<string, string>();
+  /** The sections whose listing the server refused in the last refresh, and its reason (shown in the section). */
+  unreadable: Unreadable = {};
   private pending: Promise<void> | undefined;
   private shown = '';
   private again = false;
@@ -26,6 +31,16 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
       t.tooltip = node.usage ? `Cap usage: ${this.usage.map(usageText).join('; ')}` : undefined;
       t.contextValue = `memzoi.section.${node.id}`;
       t.iconPath = new vscode.ThemeIcon(node.id === 'local' ? 'lock' : node.id === 'checkpoint' ? 'history' : 'note');
+      return t;
+    }
+    if (node.type === 'unreadable') {
+      const row = unreadableRow(node.section, node.message);
+      const t = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+      t.id = nodeId(node);
+      t.description = row.description;
+      t.tooltip = row.tooltip;
+      t.iconPath = new vscode.ThemeIcon('error');
+      t.contextValue = 'memzoi.unreadable';
       return t;
     }
     if (node.type === 'reason') {
@@ -55,8 +70,21 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
     return t;
   }
 
+  /**
+   * The row an inbox button acts on (`arg`: the node VS Code passed, `undefined` when the tree redrew under the
+   * click), as a fresh listing shows it, when it still accepts `verb`; else `undefined` after saying why (it is
+   * gone, or was decided elsewhere). A row's button never opens a picker of other rows.
+   */
+  async current(arg: unknown, kind: InboxItem['kind'], verb: RowVerb): Promise<InboxItem | undefined> {
+    await this.refresh();
+    const found = rowNow(resolveTarget(arg), this.items, kind, verb, this.statuses);
+    if ('row' in found) return found.row;
+    void vscode.window.showWarningMessage(`Memzoi: ${found.problem}`);
+    return undefined;
+  }
+
   getChildren(node?: InboxNode): InboxNode[] {
-    return node ? childrenOf(node) : inboxTree(this.items, this.usage);
+    return node ? childrenOf(node) : inboxTree(this.items, this.usage, this.unreadable);
   }
 
   private timer: NodeJS.Timeout | undefined;
@@ -80,11 +108,13 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
       do {
         this.again = false;
         try {
+          refused = {};
           const listing = await computeProposals();
           const resident = await computeResident();
           this.usage = resident.usage;
           this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...resident.rows,
-            ...(await computeLocalRows()), ...(await serverRows(CHECKPOINTS_LIST, checkpointRows, 'checkpoints'))];
+            ...(await computeLocalRows()), ...(await serverRows(CHECKPOINTS_LIST, checkpointRows, 'checkpoints', {}, 'checkpoint'))];
+          this.unreadable = refused;
           if (!state.scanned && startupOver({ ready: state.ready, listing, scannedLine: state.scannedLine })) {
             state.scanned = true;
           }
@@ -93,7 +123,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
         }
       } while (this.again);
       // Redraw only when something changed: a redraw under the pointer can swallow a click on a row's button.
-      const shown = JSON.stringify([this.items, this.usage]);
+      const shown = JSON.stringify([this.items, this.usage, this.unreadable]);
       if (shown !== this.shown) this.changed.fire(undefined);
       this.shown = shown;
       updateStatus();
@@ -129,13 +159,14 @@ async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUs
   let usage: ResidentUsage[] = [];
   let rows = await serverRows(RESIDENT_LIST, (answer) => {
     usage = residentUsage(answer);
+    state.inbox.statuses = candidateStatuses(answer);
     return residentRows(answer);
-  }, 'resident memory');
+  }, 'resident memory', {}, 'resident');
   // Reflection jobs (and which candidate each proposed) from the WorkStateProjection, when the server offers it.
   const jobs = await serverRows(RESIDENT_STATE, (answer) => {
     rows = linkJobs(rows, answer);
     return reflectionRows(answer);
-  }, 'reflection jobs');
+  }, 'reflection jobs', {}, 'resident');
   rows = [...rows, ...jobs];
   if (advertisedCommands().includes(RESIDENT_STATUS)) {
     for (const file of [...usage]) {
@@ -151,17 +182,24 @@ async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUs
 
 /** The Local memory section: candidates agents proposed for private local memory, when the server offers them. */
 function computeLocalRows(): Promise<InboxItem[]> {
-  return serverRows(LOCAL_LIST, localRows, 'local memory');
+  return serverRows(LOCAL_LIST, localRows, 'local memory', {}, 'local');
 }
 
-/** Rows from a listing command of the server (none when it is not running or does not offer the command). */
+/** The sections refused in the refresh under way (their first reason), kept by the provider when it ends. */
+let refused: Partial<Record<SectionId, string>> = {};
+
+/**
+ * Rows from a listing command of the server (none when it is not running or does not offer the command). A
+ * refusal is logged and, for the listing of a `section`, kept as its reason, which the section then shows.
+ */
 async function serverRows(command: string, toRows: (answer: unknown) => InboxItem[], what: string,
-  arg: Record<string, unknown> = {}): Promise<InboxItem[]> {
+  arg: Record<string, unknown> = {}, section?: SectionId): Promise<InboxItem[]> {
   if (state.client?.state !== State.Running || !advertisedCommands().includes(command)) return [];
   try {
     return toRows(await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }));
   } catch (err) {
     state.output.warn(`Memory Inbox: ${what}: ${String(err)}`);
+    if (section && !refused[section]) refused[section] = err instanceof Error ? err.message : String(err);
     return [];
   }
 }

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import type { InboxItem } from './logic/inbox';
+import { ROW_GONE } from './logic/targets';
 import { RESIDENT_JOB, state } from './state';
 
 /** The inbox row of a tree node or a row passed directly. */
@@ -15,7 +16,11 @@ function rowOf(arg: unknown): InboxItem | undefined {
 /** Opens the job of `arg` (a reflection row, or a resident candidate row with `job`). */
 export async function openJob(arg: unknown): Promise<void> {
   const row = rowOf(arg);
-  const jobId = row?.job;
+  if (!row) {
+    void vscode.window.showWarningMessage(`Memzoi: ${ROW_GONE}`);
+    return;
+  }
+  const jobId = row.job;
   if (!jobId) {
     void vscode.window.showInformationMessage('Memzoi: this candidate was not proposed by a reflection review.');
     return;

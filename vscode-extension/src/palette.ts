@@ -6,7 +6,6 @@ import * as vscode from 'vscode';
 import { type Middleware, State } from 'vscode-languageclient/node';
 import { confirmTarget, pickFile, pickInboxItem, promptReason, promptTitle, reviewCandidate, reviewProposal, reviewThenWrite } from './flow';
 import { showHistory } from './history';
-import type { InboxItem } from './logic/inbox';
 import { argsHaveReason, type CommandSpec, historyChanges, RECOVERY_MODES, resolveServerCommand, specForServerCommand } from './logic/commands';
 import { PREVIEW_OF, verbOf } from './logic/review';
 import { changeFacts, describeTarget, type Need, resolveTarget, type Target, targetOfItem, targetProblem, undoConfirmation } from './logic/targets';
@@ -231,12 +230,20 @@ const LOCAL_COMMANDS = { approve: 'memzoi.local.approve', reject: 'memzoi.local.
 
 /**
  * Approves (review flow), rejects (asking the required reason) or undoes (naming the candidate, its file and
- * time) the resident-memory candidate `arg` names (an inbox row, or the server's `{uri, candidate_id}`); without
- * one the user picks it. Each gives one message and reloads the resident file.
+ * time) the resident-memory candidate `arg` names (an inbox row, or the server's `{uri, candidate_id}`). Started
+ * from an inbox row (`fromRow`), it acts on that row as the inbox lists it now or says it is gone or was decided
+ * elsewhere; otherwise, without a target, the user picks among the candidates that accept `verb`. Each gives one
+ * message and reloads the resident file.
  */
-export async function decideResident(arg: unknown, verb: 'approve' | 'reject' | 'undo'): Promise<unknown> {
+export async function decideResident(arg: unknown, verb: 'approve' | 'reject' | 'undo', fromRow = false): Promise<unknown> {
   if (!serverRunning()) return undefined;
-  let target = resolveTarget(arg) ?? (await pickInboxItem('resident', `${verb} which resident-memory candidate?`));
+  let target: Target | undefined;
+  if (fromRow) {
+    const fresh = await state.inbox.current(arg, 'resident', verb);
+    target = fresh && targetOfItem(fresh);
+  } else {
+    target = resolveTarget(arg) ?? (await pickInboxItem('resident', `${verb} which resident-memory candidate?`, verb));
+  }
   if (!target) return undefined;
   if (target.kind && target.kind !== 'resident') {
     void vscode.window.showWarningMessage(`Memzoi: ${verb} works on a resident-memory candidate; ${describeTarget(target, roots())} is not one.`);
@@ -264,17 +271,11 @@ export async function decideResident(arg: unknown, verb: 'approve' | 'reject' | 
   return executeOnServer(undefined, command, [args], target);
 }
 
-/** The inbox row of `kind` an argument names (a tree node, a row, or `{candidate_id}`), or `undefined`. */
-function rowOf(arg: unknown, kind: InboxItem['kind']): InboxItem | undefined {
-  const t = resolveTarget(arg);
-  if (t?.item) return t.item.kind === kind ? t.item : undefined;
-  return t?.candidateId ? state.inbox.items.find((i) => i.kind === kind && i.id === t.candidateId) : undefined;
-}
-
 /** Settles the uncertain resident-memory candidate of an inbox row: the user picks the recovery. */
 export async function recoverResident(arg: unknown): Promise<unknown> {
-  const row = rowOf(arg, 'resident');
-  if (!row || !serverRunning()) return undefined;
+  if (!serverRunning()) return undefined;
+  const row = await state.inbox.current(arg, 'resident', 'recover');
+  if (!row) return undefined;
   const picked = await vscode.window.showQuickPick(
     RECOVERY_MODES.map((m) => ({ label: m.label, description: m.mode, mode: m.mode })),
     { title: `Memzoi: recover candidate ${row.id.slice(0, 12)}`, ignoreFocusOut: true },
@@ -287,8 +288,9 @@ export async function recoverResident(arg: unknown): Promise<unknown> {
 
 /** Approves or rejects (asking for the required reason) the local-memory candidate of an inbox row. */
 export async function decideLocal(arg: unknown, verb: 'approve' | 'reject'): Promise<unknown> {
-  const row = rowOf(arg, 'local');
-  if (!row || !serverRunning()) return undefined;
+  if (!serverRunning()) return undefined;
+  const row = await state.inbox.current(arg, 'local', verb);
+  if (!row) return undefined;
   const args: Record<string, string> = { root: row.root ?? '', candidate_id: row.id };
   if (verb === 'reject') {
     const reason = await vscode.window.showInputBox({
@@ -305,7 +307,7 @@ export async function decideLocal(arg: unknown, verb: 'approve' | 'reject'): Pro
 
 /** Shows a local candidate (it has no file) as a read-only Markdown preview: title, body, reason, proposer. */
 export async function showLocal(arg: unknown): Promise<void> {
-  const row = rowOf(arg, 'local') ?? rowOf(arg, 'checkpoint');
+  const row = await state.inbox.current(arg, resolveTarget(arg)?.kind === 'checkpoint' ? 'checkpoint' : 'local', 'show');
   if (!row) return;
   if (row.kind === 'checkpoint') {
     const text = [`# ${row.title}`, '', row.body ?? '', '', `- checkpoint: ${row.id} (version ${row.version ?? '?'})`,

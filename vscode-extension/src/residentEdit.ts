@@ -4,14 +4,14 @@
 import * as vscode from 'vscode';
 import { reviewThenWrite } from './flow';
 import { residentEntries } from './logic/resident';
-import { resolveTarget, targetOfItem } from './logic/targets';
+import { targetOfItem } from './logic/targets';
 import { ask, reportRefusal } from './run';
-import { RESIDENT_STATE } from './state';
+import { RESIDENT_STATE, state } from './state';
 
 /** Approves the resident candidate of an inbox row with content the user edits (both versions are kept). */
 export async function editResident(arg: unknown): Promise<unknown> {
-  const item = resolveTarget(arg)?.item;
-  if (!item || item.kind !== 'resident') return undefined;
+  const item = await state.inbox.current(arg, 'resident', 'edit');
+  if (!item) return undefined;
   const content = await vscode.window.showInputBox({
     title: `Memzoi: approve “${item.title}” edited`,
     prompt: 'The entry as it will be written (the proposed text is kept beside it)',

@@ -30,7 +30,7 @@ export function allDiagnostics(): DiagnosticSummary[] {
 
 export function updateStatus(): void {
   const counts = countInbox(state.inbox.items);
-  const { text, tooltip } = statusBarText(counts);
+  const { text, tooltip } = statusBarText(counts, state.inbox.unreadable);
   if (state.client && state.client.state !== State.Stopped && !state.scanned) {
     // Until the server is ready and its scans have ended, counts of 0 would read as a false all-clear.
     state.statusItem.text = '$(sync~spin) Memzoi starting…';

@@ -201,6 +201,9 @@ class PendingOutput(_Out):
     rejected: list[Rejected] = Field(
         default_factory=list, description="Optional (include_resolved): rejected proposals, newest decision first."
     )
+    warnings: list[str] = Field(
+        default_factory=list, description="Each part that could not be read (then listed empty) and why."
+    )
 
 
 class ResidentFile(_Out):
@@ -222,6 +225,9 @@ class ResidentOutput(_Out):
 
     files: list[ResidentFile] = Field(description="Both resident files, global first.")
     pending: list[ResidentCandidate] = Field(description="Candidates awaiting review.")
+    warnings: list[str] = Field(
+        default_factory=list, description="What could not be read as configured (the files were read anyway)."
+    )
 
 
 class ProposeOutput(_Out):

@@ -1,4 +1,4 @@
-"""What an agent may read: search, one memory with its provenance and the pending inbox (prechecks:
+"""What an agent may read: search and one memory with its provenance (the pending inbox: :mod:`memzoi.agent.pending_read`; prechecks:
 :mod:`memzoi.agent.precheck`; context packs: :mod:`memzoi.agent.context_pack`). Repository memory only (plus private local records in :func:`get_memory`), read through the same
 workspace index as ``memzoi search`` (refreshed first: only changed files are re-read).
 
@@ -364,34 +364,3 @@ def _origin(root: Path, proposal_id: str | None) -> dict[str, Any] | None:
     from ..lifecycle.propose import proposal_origin  # noqa: PLC0415 lazy: start-up
 
     return {"id": proposal_id, **(proposal_origin(root, proposal_id) or {})} if proposal_id else None
-
-
-def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:
-    """The pending proposal packets as every listing shows them (:func:`memzoi.lifecycle.pending.list_pending`:
-    ``can_apply`` and ``blocked_by`` from the core's one can-apply rule, the title withheld where a detector
-    fires), the pending local candidates and the pending resident-memory candidates; with ``include_resolved``,
-    ``rejected`` too (:func:`memzoi.lifecycle.rejections.rejected_packets`: fingerprint and reason)."""
-    from ..lifecycle.candidates import list_candidates  # noqa: PLC0415 lazy: start-up
-    from ..lifecycle.pending import list_pending as pending_packets  # noqa: PLC0415 lazy: start-up
-    from .resident_read import pending_candidates  # noqa: PLC0415 lazy: start-up
-
-    with Reader(root) as r:
-        proposals = [p.to_json() for p in pending_packets(r.root, r.index)]
-    local = [
-        {
-            "id": c.id,
-            "title": c.title,
-            "type": c.type,
-            "lane": c.lane,
-            "confidence": c.confidence_bp / 10_000,
-            "proposed_by": c.actor,
-            "created_at": c.created_at,
-        }
-        for c in list_candidates(root)
-    ]
-    out = {"proposals": proposals, "local_candidates": local, "resident_candidates": pending_candidates(root)}
-    if include_resolved:
-        from ..lifecycle.rejections import rejected_packets  # noqa: PLC0415 lazy: start-up
-
-        out["rejected"] = rejected_packets(root)
-    return out

@@ -134,10 +134,11 @@ def _precheck(s: Session, a: PathArgs) -> ToolResult:
 
 
 def _pending(s: Session, a: PendingArgs) -> ToolResult:
-    from .recall import list_pending  # noqa: PLC0415 lazy: start-up
+    from .pending_read import list_pending  # noqa: PLC0415 lazy: start-up
 
     data = list_pending(s.root, include_resolved=a.include_resolved)
-    rows = [
+    rows = [f"warning: {w}" for w in data["warnings"]]
+    rows += [
         f"- proposal {p['id']} ({p['action'] or '?'}): {p['title'] or '(title withheld)'}: "
         + ("can be applied by a human" if p["can_apply"] else f"blocked by {', '.join(p['blocked_by'])}")
         for p in data["proposals"]

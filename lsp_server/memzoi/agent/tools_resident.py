@@ -13,7 +13,7 @@ def _resident(s: Session, a: NoArgs) -> ToolResult:
     from .resident_read import get_resident_memory  # noqa: PLC0415 lazy: start-up
 
     data = get_resident_memory(s.root)
-    rows = []
+    rows = [f"warning: {w}" for w in data["warnings"]]
     for f in data["files"]:
         rows.append(f"{f['scope']} ({f['path']}): {f['usage']}" + (f", unreadable: {f['error']}" if f["error"] else ""))
         rows += [f"  § {e}" for e in f["entries"]]

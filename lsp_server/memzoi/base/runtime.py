@@ -85,11 +85,13 @@ def _git(root: Path, *args: str) -> str | None:
 
 @dataclass(frozen=True)
 class RuntimeKeys:
-    """Repository and worktree keys of a project root, and whether it is inside git."""
+    """Repository and worktree keys of a project root, whether it is inside git, and the git common dir (absolute,
+    resolved; empty outside git), where :mod:`memzoi.base.checkout` keeps the checkout's id."""
 
     repository_key: str
     worktree_key: str
     in_git: bool
+    git_common_dir: str = ""
 
 
 def derive_keys(project_root: str | os.PathLike[str]) -> RuntimeKeys:
@@ -120,6 +122,7 @@ def derive_keys(project_root: str | os.PathLike[str]) -> RuntimeKeys:
             runtime_key(display, [str(common_path).encode(), rel_b]),
             runtime_key("worktree", [str(Path(git_dir).resolve()).encode(), rel_b]),
             True,
+            str(common_path),
         )
     raw = str(root).encode()
     return RuntimeKeys(

@@ -49,12 +49,20 @@ def run(args: argparse.Namespace) -> int:
         from ..judge.pathsafety import with_shown_paths  # noqa: PLC0415 lazy: start-up - the detectors, for a damaged ledger only
 
         problem = with_shown_paths(problem, found.damage.path)
+    from ..base.checkout import checkout_notes  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
+    notes = checkout_notes(root, shown_local_path)  # another checkout's ledger: said once, before the changes
     if args.json:
         out: dict[str, Any] = {"changes": [c.to_json() for c in changes]} if found.read else {}
+        if notes:
+            out["checkout_notes"] = notes
         if problem is not None:
             out["error"] = {"code": "corrupt_database", "message": problem}
         emit_json(out)
         return 0 if problem is None else 1
+    for note in notes:
+        print(printable(f"note: {note}"))
     if not changes and problem is None:
         print("no changes recorded")
     for c in changes:

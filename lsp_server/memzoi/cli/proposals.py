@@ -115,24 +115,19 @@ def run_route_local(args: argparse.Namespace) -> int:
 
 def _pending(args: argparse.Namespace, root: Path) -> list[PendingPacket] | int:
     """Every pending packet as listings show them (:mod:`memzoi.lifecycle.pending`), or an exit code."""
-    from ..agent.recall import Reader  # noqa: PLC0415 lazy: start-up
-    from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from ..agent.pending_read import listed_packets  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..lifecycle.pending import list_pending  # noqa: PLC0415 lazy: start-up
 
     refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
     if refused is not None:
         return refused
     try:
-        with Reader(root) as r:
-            return list_pending(r.root, r.index)
-    except (Refusal, RuntimeStateError) as err:
-        if isinstance(err, Refusal) and err.code != "index_unavailable":
-            return refuse(args, err)
-        # A full, read-only or damaged runtime directory must not hide what is pending: the cross-file facts
-        # are then read from the files themselves.
-        print(f"memzoi: {err.message}; cross-file facts are read from the files", file=sys.stderr)
-        return list_pending(root.resolve(), None)
+        packets, warning = listed_packets(root)
+    except Refusal as err:
+        return refuse(args, err)
+    if warning:
+        print(f"memzoi: {warning}", file=sys.stderr)
+    return packets
 
 
 def run_list(args: argparse.Namespace) -> int:

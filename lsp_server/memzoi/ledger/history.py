@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.checkout import read_only, set_aside_ledgers
 from ..base.findings import Finding, finding
 from ..base.runtime_errors import RuntimeStateError, damage, damaged
 from .model import ChangeRecord, Purged, Refusal, unsettled
-from .store import Ledger, _root, _state_or_error
+from .store import CHANGE_ID_PREFIX, Ledger, _root, _state_or_error
 
 
 def history(
@@ -48,6 +49,31 @@ def undo_drift(
         "change by hand",
         path,
     )
+
+
+def missing_change(project_root: str | os.PathLike[str], change_id: str) -> Refusal:
+    """The ``change_not_found`` refusal for ``change_id``, which the live ledger lacks: when a ledger set aside for
+    another checkout at this path holds it, the refusal says so (that checkout's changes cannot be undone or
+    recovered here); else the plain "no change" one."""
+    wanted = change_id.strip()
+    wanted = wanted if wanted.startswith(CHANGE_ID_PREFIX) else CHANGE_ID_PREFIX + wanted
+    for old in reversed(set_aside_ledgers(project_root)):
+        try:
+            conn = read_only(old.path)
+            try:
+                hit = conn.execute("SELECT id FROM change WHERE substr(id, 1, ?) = ?", (len(wanted), wanted)).fetchone()
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            continue
+        if hit is not None:
+            return Refusal(
+                "change_not_found",
+                f"change {hit[0]} belongs to an earlier checkout at this path, not to this one: its ledger was set "
+                f"aside at {old.at} as {old.path.name} in the runtime folder (`memzoi doctor` shows where); this "
+                "checkout never made that change, so it cannot be undone or recovered here",
+            )
+    return Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
 
 
 @dataclass

@@ -134,12 +134,14 @@ class FileChange:
         return "created" if self.before is None else "deleted" if self.after is None else "modified"
 
     def to_json(self) -> dict[str, Any]:
-        """``{"path", "before": "present|absent", "after": "present|absent"}`` (SPEC §8), plus ``"purged":
-        ["before"|"after", ...]`` when the ledger keeps only the digest and size of those bytes."""
+        """``{"path", "before": "present|absent", "after": "present|absent", "change"}`` (SPEC §8, with ``change``
+        the word of :attr:`change`, as preview and history give it), plus ``"purged": ["before"|"after", ...]``
+        when the ledger keeps only the digest and size of those bytes."""
         out: dict[str, Any] = {
             "path": self.path,
             "before": "absent" if self.before is None else "present",
             "after": "absent" if self.after is None else "present",
+            "change": self.change,
         }
         purged = [k for k in ("before", "after") if isinstance(getattr(self, k), Purged)]
         if purged:

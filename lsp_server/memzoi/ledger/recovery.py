@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from .guards import purged_message
+from .history import missing_change
 from .model import RECOVERY_MODES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .store import Ledger, read_file_state
 from .writer import run_change
@@ -34,7 +35,7 @@ def recover(
         with ledger.connect() as conn:
             change = ledger.get(conn, change_id)
         if change is None:
-            raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
+            raise missing_change(root, change_id)
         if change.status != "uncertain":
             raise Refusal(
                 "not_uncertain", f"change {change.id} is {change.status}; only uncertain changes need recovery"

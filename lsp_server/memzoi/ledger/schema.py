@@ -112,14 +112,19 @@ CREATE TABLE IF NOT EXISTS runtime_operation (
     outcome_json TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ledger_checkout (
+    id TEXT NOT NULL,
+    bound_at TEXT NOT NULL
+);
 """
 )
 #: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
 #: that held a secret (:class:`Purged`); 4: local candidates and records keep ``applies_to`` (Memzoi's local
 #: records carry paths too: its ``memory_path`` rows); 5: session checkpoints (``checkpoint``) and the recorded
 #: outcomes of caller-controlled operation ids (``runtime_operation``); 6: ``change_file`` keeps each state's
-#: permission bits (``before_mode``, ``after_mode``; ``NULL`` in older rows: the umask's mode, as before).
-_USER_VERSION = 6
+#: permission bits (``before_mode``, ``after_mode``; ``NULL`` in older rows: the umask's mode, as before); 7: the
+#: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`).
+_USER_VERSION = 7
 _MODE_COLUMNS = ("before_mode INTEGER", "after_mode INTEGER")
 _APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
 _DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
@@ -187,7 +192,7 @@ def migrate(conn: sqlite3.Connection, path: object) -> None:
     if version == 0:
         conn.executescript(_SCHEMA)
         conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-    elif version in (1, 2, 3, 4, 5):
+    elif version in (1, 2, 3, 4, 5, 6):
         if version == 1:
             _migrate_from_1(conn)
         if version <= 2:
@@ -196,7 +201,9 @@ def migrate(conn: sqlite3.Connection, path: object) -> None:
             _migrate_v3(conn)
         if version <= 4:
             _migrate_v4(conn)
-        _migrate_v5(conn)
+        if version <= 5:
+            _migrate_v5(conn)
+        _migrate_v6(conn)
     elif version != _USER_VERSION:
         raise Refusal("ledger_schema", f"{path}: unsupported ledger schema version {version}; upgrade memzoi-lsp")
 
@@ -292,6 +299,22 @@ def _migrate_v5(conn: sqlite3.Connection) -> None:
             for col in _MODE_COLUMNS:
                 if col.split()[0] not in have:
                     conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
+            conn.execute("PRAGMA user_version=6")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _migrate_v6(conn: sqlite3.Connection) -> None:
+    """Schema 6 → 7: the ``ledger_checkout`` table (new, empty: the ledger is bound to a checkout at its next write,
+    :func:`memzoi.ledger.checkout.claimed`). One transaction; a concurrent opener waits, then sees 7."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 6:
+            for stmt in _SCHEMA.split(";"):  # only the new table is created (all IF NOT EXISTS)
+                if stmt.strip():
+                    conn.execute(stmt)
             conn.execute(f"PRAGMA user_version={_USER_VERSION}")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -26,6 +26,7 @@ from ..base.runtime import (
     private_file,
 )
 from ..base.runtime_errors import RuntimeStateError, guard, runtime_error
+from .checkout import claimed
 from .model import ChangeRecord, FileChange, Refusal
 
 # Re-exported (schema names stay importable here).
@@ -151,6 +152,16 @@ def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = T
     return path
 
 
+def may_hold_changes(project_root: Path) -> bool:
+    """Whether the project at ``project_root`` (resolved) may have a ledger: False only when it is known to have none
+    (:attr:`Ledger.exists`; nothing is created to find out). A runtime folder that cannot be looked at counts as
+    True, so the writer's own path (the lock, the database) meets the problem and names it as a refusal."""
+    try:
+        return Ledger.for_project(project_root, create=False).exists
+    except OSError:
+        return True
+
+
 def _root(project_root: str | os.PathLike[str]) -> Path:
     return Path(project_root).resolve()
 
@@ -166,16 +177,23 @@ class _Drift(Exception):
 class Ledger:
     """The SQLite ledger file (WAL mode, synchronous FULL) of one repository's runtime directory."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, root: Path | None = None, *, claim: bool = False) -> None:
         self.path = path
+        #: The project whose ledger this is: its connections are this checkout's (:mod:`memzoi.ledger.checkout`);
+        #: ``claim``: a writer's, which sets another checkout's ledger aside (a reader's sees it empty).
+        self.root = root
+        self.claim = claim
 
     @classmethod
     def for_project(
         cls, project_root: str | os.PathLike[str], runtime_dir: Path | None = None, *, create: bool = True
     ) -> Ledger:
         """The ledger of ``project_root`` (``<runtime dir>/memzoi-lsp-ledger.db``); the database is created on
-        first connection, the directory here unless ``create`` is false (readers never create anything)."""
-        return cls((runtime_dir or cached_runtime_dir(project_root, create=create)) / LEDGER_DB)
+        first connection, the directory here unless ``create`` is false (readers never create anything). Its
+        connections belong to the project's checkout: a writer's (``create``) sets a ledger another checkout at
+        the same path wrote aside, a reader's sees such a ledger empty (:func:`~memzoi.ledger.checkout.claimed`)."""
+        path = (runtime_dir or cached_runtime_dir(project_root, create=create)) / LEDGER_DB
+        return cls(path, Path(project_root), claim=create)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -225,6 +243,8 @@ class Ledger:
             except OSError as err:
                 raise runtime_error(err, self.path, "ledger") from err
             with guard(self.path, "ledger"):
+                if self.root is not None:
+                    conn = claimed(conn, self.root, self.path, write=self.claim, now=now_utc)
                 yield conn
         finally:
             conn.close()

@@ -8,18 +8,20 @@ open SQLite. Nothing here ever creates a ledger: a project without one has no le
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.checkout import marker_path
 from ..base.findings import Finding
 from ..base.runtime import LEDGER_DB, database_started
 from ..base.runtime_errors import RuntimeStateError
-from .history import history, ledger_findings
+from .history import HistoryRead, file_history, history, ledger_findings
 from .model import ChangeRecord
 from .reconcile import foreseen, writer_alive
 from .store import cached_runtime_dir
@@ -84,7 +86,9 @@ class LedgerView:
         if db is None:
             self._files, self._stamp, self.damage = {}, None, None
             return
-        stamp = tuple(_stat_stamp(p) for p in (db, db.with_name(db.name + "-wal")))
+        # The checkout's id is an input too: a checkout re-cloned at this path under a running server changes only it.
+        marker = marker_path(self.root)
+        stamp = tuple(_stat_stamp(p) for p in (db, db.with_name(db.name + "-wal"), *([marker] if marker else [])))
         if stamp == self._stamp:
             return
         files: dict[str, FileLedger] = {}
@@ -98,14 +102,8 @@ class LedgerView:
             changes = []
             if isinstance(err, RuntimeStateError) and err.code == "corrupt_database":
                 damage = err
-        alive: bool | None = None  # whether a live process holds the lifecycle lock: asked once, when needed
-        for change in reversed(changes):  # oldest first, so `last` ends as the newest applied change
-            status = change.status
-            if status in ("applying", "undoing"):
-                # A change a dead process left in flight reads as reconciliation would make it (SPEC §6, the
-                # one verdict of check, index and editor); a live writer's own change is left to it.
-                alive = writer_alive(self.root) if alive is None else alive
-                status = status if alive else foreseen(self.root, change)
+        seen, held = as_reconciled(self.root, reversed(changes))  # oldest first: `last` ends as the newest applied
+        for change, status in seen:
             for f in change.files:
                 entry = files.setdefault(f.path, FileLedger())
                 if status == "uncertain":
@@ -113,7 +111,7 @@ class LedgerView:
                 elif status == "applied":
                     entry.last = change
         # While a live writer holds a change in flight, the next question reads again (it may die meanwhile).
-        self._files, self._stamp, self.damage = files, None if alive else stamp, damage
+        self._files, self._stamp, self.damage = files, None if held else stamp, damage
 
     def for_file(self, path: str | os.PathLike[str]) -> FileLedger:
         """Facts of ``path`` (empty when the ledger never touched it)."""
@@ -137,6 +135,20 @@ class LedgerView:
             return FileLedger()
         rel = _relative(Path(path), self.root)
         return files.get(rel, FileLedger()) if rel is not None else FileLedger()
+
+    def file_history(self, path: str | os.PathLike[str], *, limit: int | None = None) -> HistoryRead:
+        """:func:`~memzoi.ledger.history.file_history` of the file at ``path`` (newest first; never creates a
+        ledger, never raises) as this view sees the ledger, for the editor's hover: a change a dead process left in
+        flight carries the status :func:`as_reconciled` gives it, as the file's findings and actions see it, and a
+        sound read carries the damage the project's whole reading met (a page of ``change`` the file's query does
+        not read when no change touched the file)."""
+        found = file_history(self.root, path, limit=limit)
+        if found.damage is None:
+            self.for_file(path)
+            found = dataclasses.replace(found, damage=self.damage)
+        seen, _held = as_reconciled(self.root, found.changes)
+        changes = [c if status == c.status else dataclasses.replace(c, status=status) for c, status in seen]
+        return dataclasses.replace(found, changes=changes)
 
     def settled(self) -> LedgerView:
         """A view of the ledger as it is now, for many questions asked at once (a scan's chunk of files, judged in
@@ -199,6 +211,24 @@ class LedgerView:
         except OSError:
             current = None
         return ledger_findings(facts.uncertain, facts.last, rel, current, text if isinstance(text, str) else text())
+
+
+def as_reconciled(root: Path, changes: Iterable[ChangeRecord]) -> tuple[list[tuple[ChangeRecord, str]], bool]:
+    """Each of ``changes`` with the status every reader shows it with (SPEC §6: the one verdict of ``memzoi check``,
+    the index and the editor's diagnostics, actions and hover): its own, or, for a change still ``applying``/
+    ``undoing`` while no process holds the lifecycle lock (its process died), what reconciliation would make of
+    it (:func:`~memzoi.ledger.reconcile.foreseen`, read-only: nothing is written). A live writer's change keeps its
+    status: it finishes or reconciles its own. The flag is True when such a live writer was found (a reading is
+    then kept only until the next question); whether one lives is asked once, at the first change in flight."""
+    alive: bool | None = None
+    out = []
+    for change in changes:
+        status = change.status
+        if status in ("applying", "undoing"):
+            alive = writer_alive(root) if alive is None else alive
+            status = status if alive else foreseen(root, change)
+        out.append((change, status))
+    return out, bool(alive)
 
 
 def _stat_stamp(p: Path) -> tuple[int, int] | None:

@@ -6,14 +6,14 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from ..base.fsutil import ExternalChange, swap_file
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..base.runtime_errors import RuntimeStateError, runtime_error
 from .guards import purged_message, refuse_secret_paths, refuse_secret_text, refuse_unwritable
-from .history import undo_drift
+from .history import missing_change, undo_drift
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal, in_write_order
 from .previewed import check_previewed
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked, refuse_unsettled
@@ -27,6 +27,7 @@ from .store import (
     _step,
     cached_runtime_dir,
     file_mode,
+    may_hold_changes,
     now_utc,
     read_file_state,
     safe_path,
@@ -121,12 +122,13 @@ def dry_run(
     project_root: str | os.PathLike[str], build: Callable[[Path], ChangePlan], *, lock_timeout: float = DEFAULT_TIMEOUT
 ) -> ChangePlan:
     """The :class:`ChangePlan` ``build`` computes, exactly as :func:`run_change` would compute it (under the lock,
-    after reconciliation, with the same path checks), without recording or writing anything. Raises
-    :class:`Refusal` when the change would be refused."""
+    after reconciliation, with the same path checks), writing nothing (without a ledger, no change is to reconcile
+    or holds a file: no lock, no runtime folder is made). Raises :class:`Refusal` when the change would be refused."""
     root = _root(project_root)
-    with _locked(root, lock_timeout) as (ledger, conn):
+    with _locked(root, lock_timeout) if may_hold_changes(root) else nullcontext(None) as held:
         plan = build(root)
-        refuse_unsettled(ledger, conn, plan)
+        if held is not None:
+            refuse_unsettled(*held, plan)
         refuse_secret_paths(plan)
         refuse_unwritable(root, plan.files, forward=True)
         return plan
@@ -328,7 +330,7 @@ def undo_change(
     with _locked(root, lock_timeout) as (ledger, conn):
         change = ledger.get(conn, change_id)
         if change is None:
-            raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
+            raise missing_change(root, change_id)
         if change.status != "applied":
             raise Refusal(
                 "not_undoable",

@@ -334,6 +334,16 @@ def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:
     return ledger if ledger.exists else None
 
 
+def current_version(project_root: str | os.PathLike[str]) -> int:
+    """The checkpoint set version of the project (:func:`set_version`), read-only: ``0`` while it has no ledger, which
+    is never created here (a preview plans the version an apply would check, and writes nothing)."""
+    ledger = _ledger(project_root)
+    if ledger is None:
+        return 0
+    with ledger.connect() as conn:
+        return set_version(conn)
+
+
 def list_checkpoints(project_root: str | os.PathLike[str]) -> tuple[int, list[Checkpoint]]:
     """The checkpoint set version and the visible checkpoints, newest first (never creates a ledger)."""
     ledger = _ledger(project_root)

@@ -30,7 +30,7 @@ from ..base.findings import CODES, Finding, finding
 from ..judge import pathsafety
 from ..judge.revision import content_hash
 from ..judge.workspace import find_project_root
-from ..ledger import ChangePlan, Ledger, Refusal, dry_run, preview_fingerprint
+from ..ledger import ChangePlan, Refusal, dry_run, preview_fingerprint
 from ..read.text import LineIndex
 from ..read.yaml12 import load
 from ..read.yaml_tree import YMap, YSeq
@@ -240,11 +240,7 @@ def _session_preview(root: Path, text: str, where: str, key: str, actor: str) ->
     from .session_input import parse_session_end  # noqa: PLC0415 lazy: start-up
 
     doc = parse_session_end(text, where)
-    ledger = Ledger.for_project(root, create=False)
-    version = 0
-    if ledger.exists:
-        with ledger.connect() as conn:
-            version = cps.set_version(conn)
+    version = cps.current_version(root)
     previewed, blocked = _session_fingerprint(root, doc, text, key, actor)
     shown = {"kind": "session_end", "expected_version": version, "previewed": previewed}
     if blocked is not None:

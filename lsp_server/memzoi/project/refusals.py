@@ -60,8 +60,10 @@ def configured(findings: Sequence[Finding], rules: Rules, rel: str | None) -> li
     under the project's ``rules``, so that ``memzoi rebuild``/``export`` and ``memzoi check`` give one verdict: our
     own refinements (``prompt_injection``, ``invisible_character``, ``pii_detected``, ``transcript_detected``) are
     graded as ``check`` grades them (disabled, downgraded or in an ignored file: no refusal). What Memzoi refuses is
-    never graded (:data:`memzoi.base.findings.UNSUPPRESSIBLE`), and framing and schema errors are kept as found: the
-    file does not parse for Memzoi (``typed-record``), whatever the configuration shows of it."""
+    never graded (:data:`memzoi.base.findings.UNSUPPRESSIBLE`, framing and schema errors included:
+    :data:`~memzoi.base.findings.UNTYPED`), and framing and schema findings are kept as found: for the errors that
+    changes nothing, but a default-warning one (``bom``, ``legacy_profile`` …) that ``[rules]`` raises to error
+    fails ``check`` while Memzoi still types the file, so it never becomes a ``typed-record`` refusal."""
     parse: list[Finding] = []
     rest: list[Finding] = []
     for f in findings:

@@ -51,27 +51,48 @@ def default_global_path() -> Path:
     return zuno_config_dir() / "memory" / "MEMORY.md"
 
 
+def _config_problems(project_root: Path, sections: Sequence[str]) -> tuple[MemzoiConfig, str, list[str]]:
+    """The loaded configuration (invalid sections replaced by their defaults, as the loader does), the
+    configuration file as shown, and the problems that touch ``sections`` (or the whole file) as sentences."""
+    loaded = load_config(project_root / MEMZOI_DIR)
+    where = str(loaded.path) if loaded.path is not None else "config.toml"
+    mine = [p for p in loaded.problems if not p.loc or (p.loc[0] in sections and not p.entry_only)]
+    named = sorted({p.loc[0] for p in mine if p.loc})
+    sections_named = " and ".join(f"[{n}]" for n in named) or "the configuration"
+    return loaded.config, sections_named, [f"{where}: {p.detail or p.message}" for p in mine]
+
+
 def project_config(project_root: Path, sections: Sequence[str] = ("resident",)) -> MemzoiConfig:
     """The project's configuration (defaults when absent). Raises :class:`Refusal` ``invalid_config`` when the
     file cannot be read or parsed, or when one of ``sections`` is invalid: resident writes never guess where the
     files are (``[resident]``) or whether to apply (``[promotion]``). Problems of other sections, and entries
-    ignored on their own (a bad ``[rules]`` entry, a user-only key), cost only themselves."""
-    loaded = load_config(project_root / MEMZOI_DIR)
-    where = str(loaded.path) if loaded.path is not None else "config.toml"
-    mine = [p for p in loaded.problems if not p.loc or (p.loc[0] in sections and not p.entry_only)]
+    ignored on their own (a bad ``[rules]`` entry, a user-only key), cost only themselves. Reads use
+    :func:`read_config` instead."""
+    config, sections_named, mine = _config_problems(project_root, sections)
     if mine:
         # The loader's own wording ("defaults apply") is what *other* readers do; here the section is not
         # replaced by defaults, the write is refused, and the message says so (issue 34, trial defect).
-        named = sorted({p.loc[0] for p in mine if p.loc})
-        what = "; ".join(f"{where}: {p.detail or p.message}" for p in mine)
-        sections_named = " and ".join(f"[{n}]" for n in named) or "the configuration"
         raise Refusal(
             "invalid_config",
-            f"{what}; resident-memory changes are refused until {sections_named} "
+            f"{'; '.join(mine)}; resident-memory changes are refused until {sections_named} "
             "is fixed (memzoi never guesses where the files are or whether to apply): run "
             "`memzoi check .memzoi/config.toml`",
         )
-    return loaded.config
+    return config
+
+
+def read_config(project_root: Path) -> tuple[MemzoiConfig, str | None]:
+    """The project's configuration for a *read* of the resident files, and the warning to show with it (``None``
+    when ``[resident]`` and the file are valid). A read changes nothing, so an unreadable file or an invalid
+    ``[resident]`` costs no answer: the files are read where the defaults (and the valid rest) put them, and the
+    warning names the error and says that changes stay refused (:func:`project_config`). Never raises."""
+    config, sections_named, mine = _config_problems(project_root, ("resident",))
+    if not mine:
+        return config, None
+    return config, (
+        f"{'; '.join(mine)}; the resident files were read where the defaults put them, and resident-memory "
+        f"changes are refused until {sections_named} is fixed: run `memzoi check .memzoi/config.toml`"
+    )
 
 
 def user_config_path() -> Path:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.checkout import checkout_notes, ledger_foreign, read_only
 from ..base.gitowner import git_refusal, refused_words
 from ..base.runtime import LEDGER_DB, RESIDENT_DB, database_started, loose_modes, memzoi_home, project_runtime_dir
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
@@ -80,7 +81,8 @@ def diagnose(root: Path) -> dict[str, Any]:
     _runtime_modes_check(report, root)  # before the index is opened: opening it tightens the modes
     # the ledger's path from the runtime plane's own rule: importing the ledger costs doctor a fifth of its time
     ledger_db = project_runtime_dir(root) / LEDGER_DB
-    if _integrity_check(report, "ledger", ledger_db, "ledger"):
+    sound = _integrity_check(report, "ledger", ledger_db, "ledger")
+    if not _checkout_check(report, root) and sound:  # another checkout's changes are not this one's to settle
         _unsettled_check(report, root, ledger_db)
     _integrity_check(report, "resident_candidates", memzoi_home() / RESIDENT_DB, "resident")
     db = store_path(root)
@@ -227,14 +229,25 @@ def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> bool:
     return False
 
 
+def _checkout_check(report: _Report, root: Path) -> bool:
+    """``ledger_checkout``, only when there is something to say (:func:`~memzoi.base.checkout.checkout_notes`): a
+    warning when the live ledger was written for another checkout at this path (returns True), ``ok`` for each
+    ledger an earlier checkout left, set aside."""
+    notes = checkout_notes(root, shown_local_path)
+    foreign = ledger_foreign(root)
+    for i, note in enumerate(notes):
+        step = "run `memzoi reconcile` to set it aside now (it is kept)" if foreign and i == 0 else None
+        report.check("ledger_checkout", "warning" if step else "ok", note, step)
+    return foreign
+
+
 def _unsettled_check(report: _Report, root: Path, db: Path) -> None:
     """``ledger_changes``: a warning (so doctor exits 1) for every change of the sound ledger ``db`` that a process
     left in flight (``applying``/``undoing``) and every ``uncertain`` one, each saying what reconciliation makes or
     made of it and what to run (SPEC §6); ``ok`` when there is none. Read-only, as :func:`_integrity_check`: the
     ledger is read as it is when no process has it open, and is never reconciled here."""
-    uri = db.absolute().as_uri() + ("?mode=ro" if os.path.lexists(f"{db}-wal") else "?immutable=1")
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=5.0)
+        conn = read_only(db)
         try:
             # The ledger's table and statuses (memzoi.ledger.schema), asked directly: importing the ledger costs
             # doctor a fifth of its time, so it is loaded only when such a change is there (rarely).

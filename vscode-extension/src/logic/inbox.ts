@@ -198,6 +198,17 @@ export function residentRows(answer: unknown): InboxItem[] {
   return rows;
 }
 
+/** Every candidate's status in a `memzoi.resident.list` answer (`id` → `rejected`, `applied`, …), rows or not. */
+export function candidateStatuses(answer: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  const candidates = (answer as { candidates?: unknown } | null)?.candidates;
+  for (const raw of Array.isArray(candidates) ? candidates : []) {
+    const c = (raw ?? {}) as Record<string, unknown>;
+    if (typeof c.id === 'string' && typeof c.status === 'string') out.set(c.id, c.status);
+  }
+  return out;
+}
+
 /**
  * Rows for the reflection jobs of the Resident memory section, from the server's `memzoi.resident.state` (the
  * WorkStateProjection: `{files: [{scope, path}], memory_candidates: [{id, job}], reflection_jobs: [{id,

@@ -5,18 +5,27 @@ import { type Blocker, type InboxCounts, type InboxItem, type ResidentUsage, usa
 
 /** A node of the inbox tree: a section (parent node), a row, or one blocking reason under a blocked proposal. */
 export type InboxNode =
-  | { type: 'section'; id: 'resident' | 'local' | 'checkpoint'; label: string; children: InboxItem[]; usage?: string }
+  | { type: 'section'; id: SectionId; label: string; children: InboxItem[]; usage?: string; problem?: string }
   | { type: 'row'; item: InboxItem }
-  | { type: 'reason'; parent: InboxItem; blocker: Blocker };
+  | { type: 'reason'; parent: InboxItem; blocker: Blocker }
+  | { type: 'unreadable'; section: SectionId; message: string };
+
+/** The inbox's sections. */
+export type SectionId = 'resident' | 'local' | 'checkpoint';
+
+/** Why a section's listing could not be read (the server's refusal text, which names the file and the fix). */
+export type Unreadable = Readonly<Partial<Record<SectionId, string>>>;
 
 const SECTIONS = { resident: 'Resident memory', local: 'Local memory', checkpoint: 'Session checkpoints' } as const;
 
 /**
  * The top level of the tree: pending proposals and uncertain changes as rows, then a "Resident memory" and a
  * "Local memory" section holding their candidates (each section only when it has any; the resident one also when
- * the server reports the cap usage of a resident file, which its header shows).
+ * the server reports the cap usage of a resident file, which its header shows). A section whose listing could not
+ * be read (`unreadable`) is shown too, its first child saying why: an empty inbox must not read as "nothing waits"
+ * when the runtime home is full or read-only (newuser5 D1).
  */
-export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentUsage[] = []): InboxNode[] {
+export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentUsage[] = [], unreadable: Unreadable = {}): InboxNode[] {
   const top: InboxNode[] = items.filter((i) => i.kind === 'proposal' || i.kind === 'uncertain').map((item) => ({ type: 'row', item }));
   for (const id of ['resident', 'local', 'checkpoint'] as const) {
     // Reflection jobs and their outcomes are listed under the resident section, after its candidates.
@@ -24,7 +33,10 @@ export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentU
     // The fullest file first: it is the one about to hit its cap.
     const fullest = [...usage].sort((a, b) => b.used / (b.cap || 1) - a.used / (a.cap || 1));
     const used = id === 'resident' && usage.length > 0 ? fullest.map(usageText).join(' · ') : undefined;
-    if (children.length > 0 || used) top.push({ type: 'section', id, label: SECTIONS[id], children, ...(used ? { usage: used } : {}) });
+    const problem = unreadable[id];
+    if (children.length > 0 || used || problem) {
+      top.push({ type: 'section', id, label: SECTIONS[id], children, ...(used ? { usage: used } : {}), ...(problem ? { problem } : {}) });
+    }
   }
   return top;
 }
@@ -36,6 +48,7 @@ export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentU
  */
 export function nodeId(node: InboxNode): string {
   if (node.type === 'section') return `section:${node.id}`;
+  if (node.type === 'unreadable') return `unreadable:${node.section}`;
   const of = (i: InboxItem): string => `${i.kind}:${i.id}:${i.uri}${i.kind === 'uncertain' ? `:${i.title}` : ''}`;
   if (node.type === 'row') return `row:${of(node.item)}`;
   const index = (node.parent.blockers ?? []).indexOf(node.blocker);
@@ -44,7 +57,10 @@ export function nodeId(node: InboxNode): string {
 
 /** The children of a node: a section's rows, a blocked proposal's reasons, nothing for other nodes. */
 export function childrenOf(node: InboxNode): InboxNode[] {
-  if (node.type === 'section') return node.children.map((item) => ({ type: 'row', item }));
+  if (node.type === 'section') {
+    const rows: InboxNode[] = node.children.map((item) => ({ type: 'row', item }));
+    return node.problem ? [{ type: 'unreadable', section: node.id, message: node.problem }, ...rows] : rows;
+  }
   if (node.type === 'row' && node.item.kind === 'proposal' && node.item.canApply === false) {
     return (node.item.blockers ?? []).map((blocker) => ({ type: 'reason', parent: node.item, blocker }));
   }
@@ -144,15 +160,34 @@ export function iconOf(item: InboxItem): string {
   return item.canApply === false ? 'circle-slash' : 'git-pull-request';
 }
 
-/** Status bar text (codicons) and tooltip for the counts. */
-export function statusBarText(c: InboxCounts): { text: string; tooltip: string } {
+/**
+ * The row of a section that could not be read: `cannot be read`, the reason (the server's text, which names the
+ * file and what to do, as the Memory health view shows it), and the tooltip with the whole text.
+ */
+export function unreadableRow(section: SectionId, message: string): { label: string; description: string; tooltip: string } {
+  const reason = message.replace(/^Error:\s*/, '').replace(/\s+/g, ' ').trim() || 'the server gave no reason';
+  return {
+    label: 'cannot be read',
+    description: reason,
+    tooltip: `${SECTIONS[section]} cannot be read: ${reason}\nWhat waits there is not shown until this is fixed; then refresh the Memory Inbox.`,
+  };
+}
+
+/**
+ * Status bar text (codicons) and tooltip for the counts; `unreadable` names the sections that could not be read,
+ * so the counts never read as an all-clear then.
+ */
+export function statusBarText(c: InboxCounts, unreadable: Unreadable = {}): { text: string; tooltip: string } {
   const parts = [`$(inbox) ${c.pending}`, `$(circle-slash) ${c.blocked}`];
   if (c.uncertain > 0) parts.push(`$(warning) ${c.uncertain}`);
+  const cannot = (Object.keys(unreadable) as SectionId[]).filter((k) => unreadable[k]).map((k) => SECTIONS[k]);
+  if (cannot.length > 0) parts.push('$(error)');
   const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
   const tooltip = [
     `Memzoi: ${plural(c.pending, 'pending proposal')}`,
     `${c.blocked} blocked (cannot be applied now)`,
     c.uncertain > 0 ? plural(c.uncertain, 'uncertain change') + ' to recover' : undefined,
+    cannot.length > 0 ? `${cannot.join(', ')} cannot be read (see the Memory Inbox)` : undefined,
   ]
     .filter(Boolean)
     .join(', ');

@@ -145,11 +145,76 @@ export function changeFacts(history: unknown, changeId: string): ChangeFacts {
   return { change_id: changeId };
 }
 
+/** What an inbox row's button or a picker is for (the server command's verb; `open`/`show` only read). */
+export type RowVerb = 'approve' | 'reject' | 'undo' | 'recover' | 'apply' | 'routeLocal' | 'continue' | 'close' | 'edit' | 'open' | 'show';
+
 /**
- * Picker entries for a command started without a target: the inbox rows of `kind`, with the active editor's file
- * (when it is one of them) first and marked, so choosing it takes one Enter; nothing is preselected otherwise.
+ * Whether the inbox row `item` accepts `verb` now, by the server's own verdict: a resident candidate is approved,
+ * rejected or edited only while `decidable` (pending or failed), undone only while `undoable`, recovered only while
+ * `uncertain`; a checkpoint takes only the transitions in its `actions`. Every other row (a pending packet, a local
+ * candidate, an uncertain change) takes its buttons while it is listed; the server still decides.
  */
-export function pickerRows(items: readonly InboxItem[], kind: InboxItem['kind'], activeUri?: string): { item: InboxItem; active: boolean }[] {
-  const rows = items.filter((i) => i.kind === kind).map((item) => ({ item, active: activeUri !== undefined && item.uri === activeUri }));
+export function rowAllows(item: InboxItem, verb: RowVerb): boolean {
+  if (verb === 'open' || verb === 'show') return true;
+  if (item.kind === 'resident') {
+    if (verb === 'approve' || verb === 'reject' || verb === 'edit') {
+      return item.decidable ?? (item.status === 'pending' || item.status === 'failed');
+    }
+    if (verb === 'undo') return item.undoable === true;
+    if (verb === 'recover') return item.status === 'uncertain';
+    return false;
+  }
+  if (item.kind === 'checkpoint' && (verb === 'continue' || verb === 'close')) return item.actions?.includes(verb) ?? true;
+  return true;
+}
+
+/** What a button says when VS Code passed no row: the tree redrew under the click. */
+export const ROW_GONE = 'the row you clicked is no longer in the Memory Inbox (it changed as you clicked); nothing was done. Look at the refreshed inbox.';
+
+/** Each verb's past participle, for messages ("cannot be approved now"). */
+export const DONE: Readonly<Record<RowVerb, string>> = {
+  approve: 'approved', reject: 'rejected', undo: 'undone', recover: 'recovered', apply: 'applied', routeLocal: 'routed to local memory',
+  continue: 'continued', close: 'closed', edit: 'edited', open: 'opened', show: 'shown',
+};
+
+function sameRow(a: InboxItem, t: Target): boolean {
+  if (t.item) return a.id === t.item.id && (a.kind !== 'proposal' || a.uri === t.item.uri);
+  return (t.candidateId !== undefined && a.id === t.candidateId) || (t.changeId !== undefined && a.changeId === t.changeId)
+    || (a.kind === 'proposal' && t.uri !== undefined && a.uri === t.uri);
+}
+
+/**
+ * The row a command started from an inbox row acts on: the row `given` names, as the freshly listed `items` show it
+ * now, when it still accepts `verb`. Otherwise the sentence to show, and the command does nothing: it never falls
+ * back to a picker of other rows (contract §5). `given` is `undefined` when the tree redrew under the click (VS Code
+ * then passes no row); `states` maps candidate ids the inbox no longer lists to their status (`rejected`, …).
+ */
+export function rowNow(given: Target | undefined, items: readonly InboxItem[], kind: InboxItem['kind'], verb: RowVerb,
+  states: ReadonlyMap<string, string> = new Map()): { row: InboxItem } | { problem: string } {
+  if (!given || (given.kind && given.kind !== kind)) {
+    return { problem: ROW_GONE };
+  }
+  const row = items.find((i) => i.kind === kind && sameRow(i, given));
+  const id = given.item?.id ?? given.candidateId ?? given.changeId ?? given.id;
+  const what = kind === 'proposal' ? `proposal ${describeTarget({ ...given, kind })}` : `${kind === 'uncertain' ? 'change' : kind === 'checkpoint' ? 'checkpoint' : 'candidate'} ${id ?? describeTarget(given)}`;
+  if (!row) {
+    const status = id ? states.get(id) : undefined;
+    return { problem: `${what} was decided elsewhere: ${status ?? 'it is no longer in the Memory Inbox'}; nothing was done.` };
+  }
+  if (!rowAllows(row, verb)) {
+    const status = row.kind === 'checkpoint' ? `it accepts ${(row.actions ?? []).join(', ') || 'nothing'} now` : row.status ?? 'it changed';
+    return { problem: `${what} was decided elsewhere: ${status}; it cannot be ${DONE[verb]} now. Nothing was done.` };
+  }
+  return { row };
+}
+
+/**
+ * Picker entries for a command started without a target: the inbox rows of `kind` that accept `verb` now (all of
+ * them without one; see {@link rowAllows}), with the active editor's file (when it is one of them) first and marked,
+ * so choosing it takes one Enter; nothing is preselected otherwise.
+ */
+export function pickerRows(items: readonly InboxItem[], kind: InboxItem['kind'], activeUri?: string, verb?: RowVerb): { item: InboxItem; active: boolean }[] {
+  const rows = items.filter((i) => i.kind === kind && (!verb || rowAllows(i, verb)))
+    .map((item) => ({ item, active: activeUri !== undefined && item.uri === activeUri }));
   return [...rows.filter((r) => r.active), ...rows.filter((r) => !r.active)];
 }

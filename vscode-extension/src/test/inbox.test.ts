@@ -15,7 +15,7 @@ import {
   stemOf,
   uncertainRows,
 } from '../logic/inbox';
-import { childrenOf, contextValue, describeItem, iconOf, inboxTree, statusBarText, tooltipOf } from '../logic/inboxView';
+import { childrenOf, contextValue, describeItem, iconOf, inboxTree, nodeId, statusBarText, tooltipOf, unreadableRow } from '../logic/inboxView';
 
 const P_URI = 'file:///ws/.memzoi/proposals/pending/mem_2026_07_06_auth_001.md';
 const G_URI = 'file:///ws/.memzoi/proposals/pending/mem-gated.md';
@@ -223,4 +223,32 @@ test('reflection jobs are rows of the resident section, and a candidate links to
   assert.ok(section && section.type === 'section');
   assert.deepEqual(section.children.filter((i) => i.kind === 'reflection').map((i) => i.id), ['reflection_a', 'reflection_b']);
   assert.deepEqual(reflectionRows({ error: 'x' }), []);
+});
+
+// D1 (newuser5): with MEMZOI_HOME read-only or full the server refuses the resident, local and checkpoint
+// listings; the inbox dropped those sections (a pending candidate vanished, the status bar read as an all-clear).
+const RO = 'the resident candidate database /home/u/.memzoi/resident.db cannot be written: the file system is read-only; remount it read-write or set MEMZOI_HOME to a writable folder';
+
+test('a section whose listing was refused stays, its first row saying it cannot be read, why and the fix', () => {
+  const proposal: InboxItem = { kind: 'proposal', id: 'mem_a', title: 'A', uri: 'file:///ws/.memzoi/proposals/pending/mem_a.md', canApply: true };
+  const tree = inboxTree([proposal], [], { resident: `Error: ${RO}`, local: 'local database refused' });
+  assert.deepEqual(tree.map((n) => (n.type === 'section' ? n.id : n.type)), ['row', 'resident', 'local']);
+  const resident = tree[1];
+  const [first] = childrenOf(resident);
+  assert.equal(first.type, 'unreadable');
+  assert.equal(nodeId(first), 'unreadable:resident');
+  const row = unreadableRow('resident', first.type === 'unreadable' ? first.message : '');
+  assert.equal(row.label, 'cannot be read');
+  assert.equal(row.description, RO);
+  assert.match(row.tooltip, /^Resident memory cannot be read: .*remount it read-write or set MEMZOI_HOME/);
+  // a listing that answered shows no such row
+  assert.deepEqual(inboxTree([proposal]).map((n) => n.type), ['row']);
+});
+
+test('the status bar says a section cannot be read rather than counting it as nothing waiting', () => {
+  const counts = { pending: 1, blocked: 0, uncertain: 0 };
+  const { text, tooltip } = statusBarText(counts, { resident: RO });
+  assert.match(text, /\$\(error\)/);
+  assert.match(tooltip, /Resident memory cannot be read \(see the Memory Inbox\)/);
+  assert.doesNotMatch(statusBarText(counts).text, /\$\(error\)/);
 });

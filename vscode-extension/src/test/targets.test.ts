@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { InboxItem } from '../logic/inbox';
+import { candidateStatuses, type InboxItem } from '../logic/inbox';
 import { childrenOf, inboxTree, nodeId } from '../logic/inboxView';
-import { changeFacts, describeTarget, pickerRows, resolveTarget, targetProblem, undoConfirmation } from '../logic/targets';
+import { changeFacts, describeTarget, pickerRows, resolveTarget, ROW_GONE, rowAllows, rowNow, targetOfItem, targetProblem, undoConfirmation } from '../logic/targets';
 
 const ROOT = 'file:///ws';
 const A: InboxItem = { kind: 'proposal', id: 'mem_a', title: 'Lint before pushing', uri: `${ROOT}/.memzoi/proposals/pending/mem_a.md`, canApply: true };
@@ -87,4 +87,80 @@ test('tree nodes have stable, distinct ids, so an inline button resolves to its 
   assert.deepEqual(ids(first), ids(again));
   assert.equal(new Set(ids(first)).size, ids(first).length);
   assert.notEqual(nodeId(first[0]), nodeId(first[1]));
+});
+
+// D3 (newuser5): a row's button clicked as the candidate was decided elsewhere opened "approve which
+// resident-memory candidate?" listing others, one already applied. A row's button now acts on that row as the
+// inbox lists it now, or says why not; the picker lists only the candidates that accept the action.
+const APPLIED: InboxItem = { kind: 'resident', id: 'cand_applied', title: 'Terse commits', uri: `${ROOT}/.zuno/RULES.md`, status: 'applied', decidable: false, undoable: true };
+const OTHER: InboxItem = { kind: 'resident', id: 'cand_other', title: 'Use nextest', uri: `${ROOT}/.zuno/RULES.md`, status: 'pending', decidable: true };
+const STUCK: InboxItem = { kind: 'resident', id: 'cand_stuck', title: 'Stuck', uri: `${ROOT}/.zuno/RULES.md`, status: 'uncertain', decidable: false };
+const problemOf = (v: ReturnType<typeof rowNow>): string | undefined => ('problem' in v ? v.problem : undefined);
+
+test('a button whose row the tree dropped under the click says so and acts on nothing', () => {
+  const v = rowNow(undefined, [OTHER, APPLIED], 'resident', 'approve');
+  assert.equal(problemOf(v), ROW_GONE);
+  assert.ok(!('row' in v));
+});
+
+test('a row decided elsewhere is named with its state, never replaced by another row', () => {
+  const [staleNode] = childrenOf(inboxTree([R]).find((n) => n.type === 'section')!);
+  // rejected elsewhere: gone from the fresh listing, its status known from the listing
+  const gone = rowNow(resolveTarget(staleNode), [OTHER, APPLIED], 'resident', 'approve', new Map([[R.id, 'rejected']]));
+  assert.equal(problemOf(gone), `candidate ${R.id} was decided elsewhere: rejected; nothing was done.`);
+  // status unknown: still no substitute
+  assert.match(problemOf(rowNow(resolveTarget(staleNode), [OTHER], 'resident', 'reject')) ?? '', /decided elsewhere: it is no longer in the Memory Inbox/);
+  // approved elsewhere: listed again, as applied (undo only)
+  const applied = rowNow(resolveTarget(staleNode), [{ ...R, status: 'applied', decidable: false, undoable: true }], 'resident', 'approve');
+  assert.equal(problemOf(applied), `candidate ${R.id} was decided elsewhere: applied; it cannot be approved now. Nothing was done.`);
+});
+
+test('a row still listed is acted on as listed now (the fresh row, not the drawn one)', () => {
+  const fresh = { ...R, title: 'Tabs only (fresh)' };
+  const v = rowNow(targetOfItem(R), [OTHER, fresh], 'resident', 'approve');
+  assert.ok('row' in v);
+  assert.equal(v.row, fresh);
+  const p = rowNow(resolveTarget(inboxTree([A])[0]), [B, A], 'proposal', 'apply');
+  assert.ok('row' in p && p.row === A);
+  assert.match(problemOf(rowNow(targetOfItem(A), [B], 'proposal', 'reject')) ?? '', /^proposal “Lint before pushing” .* was decided elsewhere/);
+  // a packet row given to a resident button is not a candidate: refused, not swapped
+  assert.equal(problemOf(rowNow(targetOfItem(A), [R], 'resident', 'approve')), ROW_GONE);
+});
+
+test('each row kind accepts only what the server says it accepts now', () => {
+  assert.ok(rowAllows(OTHER, 'approve') && rowAllows(OTHER, 'reject') && rowAllows(OTHER, 'edit'));
+  assert.ok(!rowAllows(APPLIED, 'approve') && rowAllows(APPLIED, 'undo'));
+  assert.ok(!rowAllows(STUCK, 'approve') && rowAllows(STUCK, 'recover') && !rowAllows(OTHER, 'recover'));
+  const cp: InboxItem = { kind: 'checkpoint', id: 'cp_1', title: 'cp', uri: `${ROOT}/.memzoi`, actions: ['close'] };
+  assert.ok(rowAllows(cp, 'close') && !rowAllows(cp, 'continue'));
+  assert.match(problemOf(rowNow(targetOfItem(cp), [cp], 'checkpoint', 'continue')) ?? '', /checkpoint cp_1 was decided elsewhere: it accepts close now/);
+});
+
+test('the approve picker lists only pending or failed candidates; the undo picker only the undoable one', () => {
+  const failed = { ...OTHER, id: 'cand_failed', status: 'failed', decidable: true };
+  const items = [A, R, OTHER, APPLIED, STUCK, failed];
+  assert.deepEqual(pickerRows(items, 'resident', undefined, 'approve').map((r) => r.item.id), [R.id, OTHER.id, failed.id]);
+  assert.deepEqual(pickerRows(items, 'resident', undefined, 'undo').map((r) => r.item.id), [APPLIED.id]);
+  assert.deepEqual(pickerRows(items, 'resident', undefined, 'recover').map((r) => r.item.id), [STUCK.id]);
+});
+
+test('property: a row button acts on its own row or on nothing, whatever the fresh listing holds', () => {
+  const pool = [R, OTHER, APPLIED, STUCK, A, B, U];
+  const verbs = ['approve', 'reject', 'undo', 'recover', 'apply', 'open'] as const;
+  for (let mask = 0; mask < 1 << pool.length; mask++) {
+    const fresh = pool.filter((_, i) => mask & (1 << i));
+    for (const clicked of pool) {
+      for (const verb of verbs) {
+        const v = rowNow(targetOfItem(clicked), fresh, clicked.kind, verb);
+        if ('row' in v) assert.equal(v.row.id, clicked.id);
+        else assert.match(v.problem, /nothing was done/i);
+      }
+    }
+  }
+});
+
+test('the resident listing gives every candidate status, listed as a row or not', () => {
+  const statuses = candidateStatuses({ candidates: [{ id: 'a', status: 'rejected' }, { id: 'b', status: 'pending' }, { id: 3 }, null] });
+  assert.deepEqual([...statuses], [['a', 'rejected'], ['b', 'pending']]);
+  assert.equal(candidateStatuses(undefined).size, 0);
 });
