@@ -35,6 +35,7 @@ async def test_one_projection_for_cli_lsp_and_mcp_and_a_job_opens_its_records(re
     cli = json.loads(capsys.readouterr().out)
     mcp = tools.call(tools.Session(client.root, "test", tools.RateLimit(10)), "get_resident_memory", {}).data
     mcp.pop("pending")
+    assert mcp.pop("warnings") == []  # MCP-only: what a read could not use (a broken config.toml)
     assert lsp == cli == mcp
     (cand,) = lsp["memory_candidates"]
     (job,) = lsp["reflection_jobs"]
