@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.base.runtime_errors import classify, file_system_problem, runtime_error
+from memzoi.base.runtime_errors import CAUSES, classify, file_system_problem, runtime_error
 from memzoi.cli.main import main
 
 from .conftest import PENDING
@@ -207,6 +207,8 @@ def test_without_json_it_is_one_line_on_stderr(used, kind, argv, monkeypatch, ca
     assert code == 1 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"memzoi: {CODES[kind]}: ") and str(home) in lines[0], err
+    # the code already says the cause the message starts with (runtime_errors.CAUSES): not said twice in a row
+    assert not lines[0].startswith(f"memzoi: {CODES[kind]}: {CAUSES[CODES[kind]]}: "), err
     advice = {
         "disk_full": "free some space",
         "read_only_file_system": "read-only file system",

@@ -169,6 +169,13 @@ CAUSES = {
 }
 
 
+def after_code(code: str, message: str) -> str:
+    """``message`` without the cause :func:`describe` put first when the code is shown just before it (the CLI's
+    ``memzoi: disk_full: ...``, where ``disk full: `` again would only repeat it); any other message unchanged."""
+    cause = f"{CAUSES.get(code, 'cannot be used')}: "
+    return message[len(cause) :] if message.startswith(cause) else message
+
+
 def describe(code: str, path: str | os.PathLike[str], kind: str = "runtime", detail: str = "") -> tuple[str, str]:
     """``(problem, advice)`` of a runtime failure ``code`` on ``path`` (a ``kind`` of :data:`KINDS`): the cause
     first (:data:`CAUSES`, ``cannot be used`` for another code), then what failed and where, and what to do, e.g.

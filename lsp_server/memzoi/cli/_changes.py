@@ -49,7 +49,9 @@ def refuse(args: argparse.Namespace, err: Refusal) -> int:
     if getattr(args, "json", False):
         emit_json(err.to_json())
     else:
-        print(printable(f"memzoi: {err.code}: {err.message}"), file=sys.stderr)
+        from ..base.runtime_errors import after_code  # noqa: PLC0415 lazy: start-up
+
+        print(printable(f"memzoi: {err.code}: {after_code(err.code, err.message)}"), file=sys.stderr)
     return 1
 
 

@@ -119,8 +119,9 @@ def fail(args: argparse.Namespace, code: str, message: str) -> int:
         sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False) + "\n")
     else:
         from ..base.printable import printable  # noqa: PLC0415 lazy: start-up
+        from ..base.runtime_errors import after_code  # noqa: PLC0415 lazy: start-up
 
-        print(printable(f"memzoi: {code}: {message}"), file=sys.stderr)
+        print(printable(f"memzoi: {code}: {after_code(code, message)}"), file=sys.stderr)
     return 1
 
 

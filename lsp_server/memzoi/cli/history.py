@@ -75,5 +75,7 @@ def run(args: argparse.Namespace) -> int:
             print(printable(f"    {f.change:8} {f.path}"))
     if problem is None:
         return 0
-    print(printable(f"memzoi: corrupt_database: {problem}"), file=sys.stderr)
+    from ..base.runtime_errors import after_code  # noqa: PLC0415 lazy: start-up
+
+    print(printable(f"memzoi: corrupt_database: {after_code('corrupt_database', problem)}"), file=sys.stderr)
     return 1
