@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from .model import Purged, Refusal
 
@@ -192,18 +193,13 @@ def migrate(conn: sqlite3.Connection, path: object) -> None:
     if version == 0:
         conn.executescript(_SCHEMA)
         conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-    elif version in (1, 2, 3, 4, 5, 6):
+    elif 1 <= version < _USER_VERSION:
         if version == 1:
             _migrate_from_1(conn)
-        if version <= 2:
-            _migrate_v2(conn)
-        if version <= 3:
-            _migrate_v3(conn)
-        if version <= 4:
-            _migrate_v4(conn)
-        if version <= 5:
-            _migrate_v5(conn)
-        _migrate_v6(conn)
+        for step in range(max(version, 2), _USER_VERSION):
+            _step(conn, step, _STEPS[step])
+            if step == 2:  # the purged snapshots' bytes leave the WAL too
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     elif version != _USER_VERSION:
         raise Refusal("ledger_schema", f"{path}: unsupported ledger schema version {version}; upgrade memzoi-lsp")
 
@@ -227,96 +223,66 @@ def stored_state(data: bytes | None | Purged) -> tuple[bytes | None, str | None,
     return data, None, None
 
 
-def _migrate_v2(conn: sqlite3.Connection) -> None:
+def _step(conn: sqlite3.Connection, version: int, change: Callable[[sqlite3.Connection], None]) -> None:
+    """Bring a ledger at schema ``version`` to ``version + 1`` by ``change`` in one ``BEGIN IMMEDIATE``
+    transaction: a concurrent opener waits, then sees the new version (and ``change`` is not run twice); a ledger
+    already past ``version`` is left alone; any error rolls the whole step back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == version:
+            change(conn)
+            conn.execute(f"PRAGMA user_version={version + 1}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _add_columns(conn: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
+    """``ALTER TABLE table ADD COLUMN`` each of ``columns`` (``"name TYPE ..."``) the table does not have yet."""
+    have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    for col in columns:
+        if col.split()[0] not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {col}")
+
+
+def _new_tables(conn: sqlite3.Connection) -> None:
+    """Create the tables of :data:`_SCHEMA` a ledger lacks (every statement is ``IF NOT EXISTS``; no row changes)."""
+    for stmt in _SCHEMA.split(";"):
+        if stmt.strip():
+            conn.execute(stmt)
+
+
+def _to_3(conn: sqlite3.Connection) -> None:
     """Schema 2 → 3: add the digest columns and purge every stored snapshot that holds a secret (earlier schemas
-    kept the exact bytes of rejected secret packets); freed pages are zeroed (``secure_delete``) and the WAL is
-    truncated, so the bytes are gone from the files. One transaction; a concurrent opener waits, then sees 3."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 2:
-            have = {r["name"] for r in conn.execute("PRAGMA table_info(change_file)")}
-            for col in _DIGEST_COLUMNS:
-                if col.split()[0] not in have:
-                    conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
-            rows = conn.execute("SELECT change_id, idx, before, after FROM change_file").fetchall()
-            for r in rows:
-                for side in ("before", "after"):
-                    if r[side] is not None and holds_secret(r[side]):
-                        _, digest, size = stored_state(Purged.of(r[side]))
-                        conn.execute(
-                            f"UPDATE change_file SET {side} = NULL, {side}_digest = ?, {side}_size = ? "
-                            "WHERE change_id = ? AND idx = ?",
-                            (digest, size, r["change_id"], r["idx"]),
-                        )
-            conn.execute("PRAGMA user_version=3")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    kept the exact bytes of rejected secret packets); :func:`migrate` then truncates the WAL, and freed pages are
+    zeroed (``secure_delete``), so the bytes are gone from the files."""
+    _add_columns(conn, "change_file", _DIGEST_COLUMNS)
+    rows = conn.execute("SELECT change_id, idx, before, after FROM change_file").fetchall()
+    for r in rows:
+        for side in ("before", "after"):
+            if r[side] is not None and holds_secret(r[side]):
+                _, digest, size = stored_state(Purged.of(r[side]))
+                conn.execute(
+                    f"UPDATE change_file SET {side} = NULL, {side}_digest = ?, {side}_size = ? "
+                    "WHERE change_id = ? AND idx = ?",
+                    (digest, size, r["change_id"], r["idx"]),
+                )
 
 
-def _migrate_v3(conn: sqlite3.Connection) -> None:
-    """Schema 3 → 4: ``applies_to_json`` on ``local_candidate`` and ``local_record`` (``[]`` for existing rows).
-    One transaction; a concurrent opener waits, then sees 4."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 3:
-            for table in ("local_candidate", "local_record"):
-                if "applies_to_json" not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {_APPLIES_TO}")
-            conn.execute("PRAGMA user_version=4")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+def _to_4(conn: sqlite3.Connection) -> None:
+    """Schema 3 → 4: ``applies_to_json`` on ``local_candidate`` and ``local_record`` (``[]`` for existing rows)."""
+    for table in ("local_candidate", "local_record"):
+        _add_columns(conn, table, (_APPLIES_TO,))
 
 
-def _migrate_v4(conn: sqlite3.Connection) -> None:
-    """Schema 4 → 5: the ``checkpoint`` and ``runtime_operation`` tables (new, empty; no row changes). One
-    transaction; a concurrent opener waits, then sees 5."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 4:
-            for stmt in _SCHEMA.split(";"):  # only the new tables are created (all IF NOT EXISTS)
-                if stmt.strip():
-                    conn.execute(stmt)
-            conn.execute("PRAGMA user_version=5")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def _migrate_v5(conn: sqlite3.Connection) -> None:
+def _to_6(conn: sqlite3.Connection) -> None:
     """Schema 5 → 6: ``before_mode`` and ``after_mode`` on ``change_file`` (``NULL`` for existing rows, which undo
-    and recovery read as "not known": a re-created file gets the umask's mode, as these versions gave it). One
-    transaction; a concurrent opener waits, then sees 6."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 5:
-            have = {r[1] for r in conn.execute("PRAGMA table_info(change_file)")}
-            for col in _MODE_COLUMNS:
-                if col.split()[0] not in have:
-                    conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
-            conn.execute("PRAGMA user_version=6")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+    and recovery read as "not known": a re-created file gets the umask's mode, as these versions gave it)."""
+    _add_columns(conn, "change_file", _MODE_COLUMNS)
 
 
-def _migrate_v6(conn: sqlite3.Connection) -> None:
-    """Schema 6 → 7: the ``ledger_checkout`` table (new, empty: the ledger is bound to a checkout at its next write,
-    :func:`memzoi.ledger.checkout.claimed`). One transaction; a concurrent opener waits, then sees 7."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == 6:
-            for stmt in _SCHEMA.split(";"):  # only the new table is created (all IF NOT EXISTS)
-                if stmt.strip():
-                    conn.execute(stmt)
-            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+#: The step from each schema version to the next (:func:`_step`): 4 → 5 adds the ``checkpoint`` and
+#: ``runtime_operation`` tables, 6 → 7 the ``ledger_checkout`` table (bound to a checkout at the ledger's next write,
+#: :func:`memzoi.ledger.checkout.claimed`); both new and empty.
+_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_3, 3: _to_4, 4: _new_tables, 5: _to_6, 6: _new_tables}
