@@ -190,14 +190,17 @@ class Reader:
         return True
 
     def active(self) -> list[dict[str, Any]]:
-        """Active, current repository records, admitted or not, and active legacy ones, current or not (no rule
-        reads a legacy retention block): :meth:`usable` withholds those, so a pack, precheck or export lists them."""
+        """Active, current repository records, admitted or not; active legacy ones, current or not (no rule reads a
+        legacy retention block); and every refused record whatever its status or retention say (a schema error such
+        as ``status: zzzzzz`` or ``lane: nonsense`` leaves no status or lane to judge, yet the file still claims its
+        ``applies_to``). :meth:`usable` withholds all but the first kind's admitted rows, so a pack, precheck or export
+        lists them by id and reasons instead of dropping them (docs/mcp.md)."""
         sound = self.index.sound_sql("t")  # a damaged row is withheld (memzoi.stores.index_schema.sound_sql)
         rows = self.db.execute(  # "legacy_profile" in the stored findings' JSON is a finding's code, nothing else
             f"SELECT t.*, instr(f.findings, '\"{LEGACY}\"') > 0 AS legacy FROM records t LEFT JOIN files f "
-            f"ON f.path = t.path WHERE t.status = 'active' AND {sound} ORDER BY t.id"
+            f"ON f.path = t.path WHERE (t.status = 'active' OR NOT t.admitted) AND {sound} ORDER BY t.id"
         )
-        return [rec for r in rows if (rec := dict(r)).pop("legacy") or self.current(rec)]
+        return [rec for r in rows if (rec := dict(r)).pop("legacy") or not rec["admitted"] or self.current(rec)]
 
     def text_scores(self, text: str, table: str = "records") -> dict[int, float]:
         """The relevance (0–1, higher is better) of every row of ``table`` that matches ``text`` as a natural
