@@ -23,7 +23,7 @@ from ..ledger import Refusal
 from ..stores import changefeed
 from ..stores.findlisting import Ahead
 from ..stores.index import Index, IndexUnavailable
-from .bounds import LEGACY, shown_memory
+from .bounds import LEGACY, shown_memory, withheld
 
 #: Findings that make a record's text unfit to hand to a model whatever their severity.
 UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
@@ -354,8 +354,17 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                     "proposal": _origin(root, p["file_id"]),
                 },
             }
+    from ..base.findings import ADMISSION_REFUSALS  # noqa: PLC0415 lazy: start-up
+    from ..judge.workspace import linked_record_file  # noqa: PLC0415 lazy: start-up
     from ..ledger.local_records import get_local  # noqa: PLC0415 lazy: start-up
 
+    linked = linked_record_file(root / ".memzoi", memory_id)
+    if linked is not None:  # refused by check (canonical_path) and never indexed or read: withheld, not unknown
+        reasons = [ADMISSION_REFUSALS["canonical_path"]]
+        shut = withheld(reasons)  # no text, include_unsafe or not: none was read
+        rel = linked.relative_to(root).as_posix()
+        found = {"kind": "record", "id": memory_id.strip(), "path": rel, "title": shut, "body": shut, "unsafe": []}
+        return {**found, "admitted": False, "reasons": reasons}
     local = get_local(root, memory_id)
     if local is not None:
         return {"kind": "local", **local.to_json(), "unsafe": []}
