@@ -178,10 +178,7 @@ class Diagnostics:
         if ls.pull_diagnostics or ls.stopping:
             return
 
-        items = link_items(ls, uri) if found is None else None
-        if items is not None:  # a refused symlink: what check says of it, the link never followed
-            send(ls, uri, items)
-            self.shown.add(uri)
+        if self._publish_link(uri, found):
             return
         # The scan's ``found`` is of a file it has just seen closed, and names its path: no conversion of its URI.
         if found is not None or not ls.docs.is_open(uri):
@@ -204,6 +201,16 @@ class Diagnostics:
             self.shown.add(uri)
         else:
             self.shown.discard(uri)
+
+    def _publish_link(self, uri: str, found: tuple[Any, ...] | None) -> bool:
+        """Push mode: publish ``uri`` when it is a refused symlink (:func:`link_items`: what check says of it, the
+        link never followed); False for any other URI, and for a file the scan passes as ``found``."""
+        items = link_items(self._ls, uri) if found is None else None
+        if items is None:
+            return False
+        send(self._ls, uri, items)
+        self.shown.add(uri)
+        return True
 
     def clear(self, uri: str) -> None:
         """Remove every diagnostic of ``uri`` (deleted, renamed or ignored file)."""
