@@ -65,7 +65,13 @@ def project(tmp_path, monkeypatch):
         (["proposals", "list"], 0, [f"{PACKET_SHOWN}  create  Prefer server sessions"]),
         (["rebuild"], 0, [f"  refused .memzoi/records/{HOSTILE_SHOWN}.md: "]),
         (["export"], 0, [f"  withheld {HOSTILE_SHOWN}: invalid_identifier"]),
-        (["search", "pnpm"], 0, [f".memzoi/records/{HOSTILE_SHOWN}.md: [record, active] {HOSTILE_SHOWN}: Use pnpm"]),
+        (
+            ["search", "pnpm"],
+            0,
+            [
+                f".memzoi/records/{HOSTILE_SHOWN}.md: [record, active, not usable memory: typed-record] {HOSTILE_SHOWN}: Use pnpm"
+            ],
+        ),
         (["doctor"], 1, [f"refused admission (.memzoi/records/{HOSTILE_SHOWN}.md)"]),
         (["proposals", "show", f"{PACKET}.md"], 1, [f"{PACKET_SHOWN}.md: "]),
     ],

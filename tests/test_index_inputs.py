@@ -12,6 +12,7 @@ import pytest
 
 from memzoi.agent import tools
 from memzoi.agent.search import search_memory
+from memzoi.cli.main import main
 from memzoi.lifecycle import apply_proposal
 from memzoi.stores.index import Index
 
@@ -103,3 +104,20 @@ def test_a_tool_change_serves_no_row_of_the_old_build(project, capsys, another_b
     another_build()
     assert agent_hits(project, "zebrafish") == {} and mcp_hits(project, "zebrafish") == {}
     assert cli_records(capsys, project, "zebrafish") == {} and FACT_ID in agent_hits(project, "hatch")
+
+
+def test_a_legacy_record_is_not_usable_memory_in_every_search(project, capsys):
+    """A ``memzoi/v1`` record is admitted (``legacy_profile`` is a warning) but not usable memory: ``memzoi search``
+    says so in JSON (``usable: false``, ``reasons``) and in text, with the reasons ``search_memory`` gives."""
+    path = project / ".memzoi/records/facts/build-tool.md"
+    path.write_text(path.read_text().replace("profile: memzoi\n", "version: okf/v0.2\nprofile: memzoi/v1\n", 1))
+    row = cli_records(capsys, project, "hatch")[FACT_ID]
+    assert row["usable"] is False and row["reasons"] == ["legacy_profile"]
+    assert (
+        row["reasons"]
+        == agent_hits(project, "hatch")[FACT_ID]["reasons"]
+        == mcp_hits(project, "hatch")[FACT_ID]["reasons"]
+    )
+    assert main(["search", "--root", str(project), "hatch", "--no-progress"]) == 0
+    assert "not usable memory: legacy_profile" in capsys.readouterr().out
+    assert cli_records(capsys, project, "tabs")[WARNING_ID]["usable"] is True

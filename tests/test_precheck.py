@@ -246,3 +246,29 @@ def test_a_secret_in_the_command_is_never_echoed(tmp_path):
     out = precheck(root, command=f"curl -H 'Authorization: Bearer {token}' uploads", path="scripts/upload.sh")
     assert token not in json.dumps(out)
     assert [w["record_id"] for w in out["warnings"]] == ["warning-curl"]
+
+
+@pytest.mark.parametrize("broken", [{"lane": "nonsense"}, {"status": "zzzzzz"}, {"extra": "bogus_key: 1\n"}])
+def test_a_refused_risk_covering_the_path_is_listed_withheld_never_dropped(tmp_path, broken):
+    """A risk ``memzoi check`` refuses (``invalid_value`` on ``lane``/``status``, ``unknown_key``) still claims the
+    path: the precheck and the context pack list it in ``withheld`` with its reasons, never silently drop it, and
+    never hand out its text."""
+    from memzoi.agent.context_pack import build_context_pack  # noqa: PLC0415
+
+    root = _project(tmp_path)
+    extra = broken.pop("extra", "")
+    text = builders.record(
+        "risk-broken",
+        type="risk",
+        title="Widgets break",
+        body="Touching widgets breaks the frobnicator.",
+        applies_to=["src/widgets.py"],
+        description=None,
+        extra=extra,
+        **broken,
+    )
+    builders.write(root, builders.record_path("risk-broken"), text)
+    for out in (precheck(root, path="src/widgets.py"), build_context_pack(root, "x", paths=["src/widgets.py"])):
+        assert [w["id"] for w in out["withheld"]] == ["risk-broken"]
+        assert out["withheld"][0]["reasons"] and "frobnicator" not in json.dumps(out)
+        assert out.get("warnings", []) == [] and out.get("records", []) == []

@@ -141,3 +141,14 @@ def test_the_watches_wait_for_the_scan_only_where_stamps_vouch(tmp_path: Path, m
     monkeypatch.setattr(scandrift, "mount_table", lambda: f"36 35 98:0 / {below} rw - ext4 /dev/x rw".encode())
     assert not defers_watches(memzoi_dir)
     assert not defers_watches(str(tmp_path / "absent"))
+
+
+def test_a_symlink_made_before_the_watches_is_drift(tmp_path: Path):
+    """A refused symlink made after the listing and before the watches, or one gone meanwhile, is drift: the watch
+    pass then shows (or clears) what ``memzoi check`` says of it."""
+    m = tmp_path / ".memzoi"
+    (m / "records").mkdir(parents=True)
+    (tmp_path / "out.md").write_text("x")
+    gone = str(m / "records" / "gone.md")
+    (m / "records" / "new.md").symlink_to(tmp_path / "out.md")
+    assert drifted(str(m), {gone: None}, 0) == [str(m / "records" / "new.md"), gone]

@@ -6,7 +6,8 @@ document in push mode; on request in pull mode); closed files from disk. Every d
 ``memzoi``, the finding code and a ``codeDescription`` link to the code's section in the diagnostics reference the
 package ships (:func:`memzoi.base.resources.diagnostics_href`). A file's diagnostics are made once, as the JSON
 the client receives (:mod:`.diagwire`): pushed as they are, and turned into the protocol library's
-objects only for a pull request's answer (:func:`typed`).
+objects only for a pull request's answer (:func:`typed`). A symlink below ``.memzoi`` that ``memzoi check``
+refuses is shown as ``check`` reports it, open or not (:func:`link_items`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from memzoi.base.findings import Finding
 
 from . import closed, diagwire
 from .convert import placer
-from .documents import Snapshot, uri_to_path
+from .documents import Snapshot, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from .session import DiagnosticsSession
 
 SOURCE = diagwire.SOURCE
+#: The pull result id of a refused symlink's report: its findings depend on nothing but the link being there.
+LINK_RESULT = "canonical-path-link"
 
 
 def wire(ls: DiagnosticsSession, source: str | LineIndex, findings: list[Finding]) -> list[dict[str, Any]]:
@@ -115,6 +118,27 @@ def closed_diagnostics(
     return closed.result_id(ls, held) if with_id else "", wire(ls, *got)
 
 
+def link_items(ls: DiagnosticsSession, uri: str) -> list[dict[str, Any]] | None:
+    """The diagnostics of a closed ``uri`` naming a symlink below a project's ``.memzoi`` that ``memzoi check``
+    refuses (:attr:`memzoi.project.projectfiles.ProjectFiles.links`, the core's listing): what ``check`` reports of
+    it, ``canonical_path`` and ``unsafe_output_path`` (:func:`memzoi.project.checkpaths.link_findings`), the link
+    never read through. ``None`` for any other URI and for an open document (its buffer is diagnosed)."""
+    if not any(p.tracked.links for p in ls.projects.values()):
+        return None  # the usual case, and the hot one (every publish asks): no URI to convert
+    path = uri_to_path(uri)
+    project = ls.project_for(path) if path is not None and not ls.docs.is_open(uri) else None
+    if project is None or str(path) not in project.tracked.links:
+        return None
+    from memzoi.project.checkpaths import link_findings  # noqa: PLC0415 lazy: start-up
+
+    return wire(ls, "", link_findings(str(path)))
+
+
+def link_uris(ls: DiagnosticsSession) -> list[str]:
+    """The URIs of every project's refused symlinks (:func:`link_items`), sorted."""
+    return sorted(path_to_uri(p) for project in list(ls.projects.values()) for p in project.tracked.links)
+
+
 def result_id(ls: DiagnosticsSession, snap: Snapshot) -> str:
     """A pull result id that changes with the text, the settings and the cross-file state."""
     h = blake3.blake3(snap.text.encode("utf-8", "surrogatepass"))
@@ -154,6 +178,8 @@ class Diagnostics:
         if ls.pull_diagnostics or ls.stopping:
             return
 
+        if self._publish_link(uri, found):
+            return
         # The scan's ``found`` is of a file it has just seen closed, and names its path: no conversion of its URI.
         if found is not None or not ls.docs.is_open(uri):
             opened = ls.docs.open_uri_for(found[1].path if found is not None else uri_to_path(uri))
@@ -175,6 +201,16 @@ class Diagnostics:
             self.shown.add(uri)
         else:
             self.shown.discard(uri)
+
+    def _publish_link(self, uri: str, found: tuple[Any, ...] | None) -> bool:
+        """Push mode: publish ``uri`` when it is a refused symlink (:func:`link_items`: what check says of it, the
+        link never followed); False for any other URI, and for a file the scan passes as ``found``."""
+        items = link_items(self._ls, uri) if found is None else None
+        if items is None:
+            return False
+        send(self._ls, uri, items)
+        self.shown.add(uri)
+        return True
 
     def clear(self, uri: str) -> None:
         """Remove every diagnostic of ``uri`` (deleted, renamed or ignored file)."""
@@ -248,6 +284,11 @@ def enable_pull(server: DiagnosticsSession) -> None:
     def document_diagnostic(
         ls: DiagnosticsSession, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
+        linked = link_items(ls, params.text_document.uri)
+        if linked is not None:
+            if params.previous_result_id == LINK_RESULT:
+                return types.RelatedUnchangedDocumentDiagnosticReport(result_id=LINK_RESULT)
+            return types.RelatedFullDocumentDiagnosticReport(items=typed(linked), result_id=LINK_RESULT)
         compact = closed_diagnostics(ls, params.text_document.uri)
         if compact is not None:
             if params.previous_result_id == compact[0]:
@@ -273,6 +314,18 @@ def enable_pull(server: DiagnosticsSession) -> None:
             item = _workspace_item(ls, uri, previous.get(uri))
             if item is not None:
                 items.append(item)
+        for uri in link_uris(ls):
+            linked = link_items(ls, uri)
+            if linked is not None and previous.get(uri) == LINK_RESULT:
+                items.append(
+                    types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=LINK_RESULT, version=None)
+                )
+            elif linked is not None:
+                items.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(
+                        uri=uri, items=typed(linked), result_id=LINK_RESULT, version=None
+                    )
+                )
         return types.WorkspaceDiagnosticReport(items=items)
 
 

@@ -28,7 +28,7 @@ from memzoi.base import gcpause
 from memzoi.judge.pathsafety import shown_local_path
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
-from .documents import uri_to_path
+from .documents import path_to_uri, uri_to_path
 from .inputs import InputFollow
 from .publishlog import Start
 from .tasks import Tasks
@@ -116,6 +116,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         paths = await listed
         uris = project.adopt(paths)
         _replay(ls, start)
+        list(map(ls.publish, map(path_to_uri, sorted(project.tracked.links))))  # refused symlinks, as check says
         token = await begun
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)

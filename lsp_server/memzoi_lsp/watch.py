@@ -29,7 +29,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from . import diskview
-from .documents import uri_to_path
+from .documents import path_to_uri, uri_to_path
 from .tasks import Tasks
 
 if TYPE_CHECKING:
@@ -201,9 +201,15 @@ class FileWatching:
 
         ls = self._ls
         shown = [str(p) for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
+        links = set(project.tracked.links)
         changes = project.apply_events(batch, shown=shown, analysis_of=self._closed_analysis)
         for uri in changes.removed:
             self._drop(uri)
+        for link in links - project.tracked.links:  # a refused symlink gone: what check said of it goes too
+            ls.clear_diagnostics(path_to_uri(link))
+        for link in project.tracked.links:  # one new, or cleared above as no longer a file: shown as check says
+            if link not in links or path_to_uri(link) in changes.removed:
+                changes.affected.add(path_to_uri(link))
         self.gone.difference_update(changes.updated)
         for uri in changes.updated:  # an open buffer whose file is back: its text is the file's again
             if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):

@@ -117,7 +117,8 @@ def check_findings(root: Path, home: Path, *extra: str) -> dict[str, list[tuple]
     found: dict[str, list[tuple]] = {}
     for f in report["findings"]:
         r = f["range"]
-        key = str((root / f["path"]).resolve()) if not os.path.isabs(f["path"]) else str(Path(f["path"]).resolve())
+        path = Path(f["path"]) if os.path.isabs(f["path"]) else root / f["path"]
+        key = str(path.parent.resolve() / path.name)  # a symlinked record is keyed as itself, not its target
         found.setdefault(key, []).append(
             (
                 f["code"],

@@ -117,3 +117,23 @@ def test_packs_and_prechecks_name_what_they_withheld_and_why(project, home):
         last = text.splitlines()[-1]
         assert last.startswith("Withheld, not usable memory") and "warnings/deploy-key (credential_token)" in last
         assert _token() not in text and "Sign auth releases" not in text
+
+
+def test_a_symlinked_record_is_withheld_not_unknown(project, tmp_path):
+    """A record file that is a symlink (or lies in a symlinked folder) is refused by ``memzoi check``
+    (``canonical_path``) and never indexed: ``get_memory`` of its id says it is withheld (``canonical-path``), as
+    for any refused record, never ``not_found``, and reads nothing through the link, ``include_unsafe`` or not."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = write_record(outside, "facts/linked", type="fact", title="Linked", body="Secretive text.", applies="x")
+    (project / ".memzoi/records/facts/linked.md").symlink_to(target)
+    (project / ".memzoi/records/via").symlink_to(target.parent)
+    session = tools.Session(project, "agent", tools.RateLimit(50))
+    for rid in ("facts/linked", "via/linked"):
+        for unsafe in (False, True):
+            res = tools.call(session, "get_memory", {"id": rid, "include_unsafe": unsafe})
+            assert not res.is_error, res.text
+            assert res.data.get("withheld", False) is (not unsafe) and res.data["reasons"] == ["canonical-path"]
+            assert "Secretive" not in res.text and "Secretive" not in json.dumps(res.data)
+            assert res.text.startswith(("WITHHELD", "REFUSED")), res.text
+    assert tools.call(session, "get_memory", {"id": "facts/no-such"}).is_error

@@ -23,7 +23,7 @@ from ..ledger import Refusal
 from ..stores import changefeed
 from ..stores.findlisting import Ahead
 from ..stores.index import Index, IndexUnavailable
-from .bounds import LEGACY, shown_memory
+from .bounds import LEGACY, shown_memory, withheld
 
 #: Findings that make a record's text unfit to hand to a model whatever their severity.
 UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
@@ -190,14 +190,17 @@ class Reader:
         return True
 
     def active(self) -> list[dict[str, Any]]:
-        """Active, current repository records, admitted or not, and active legacy ones, current or not (no rule
-        reads a legacy retention block): :meth:`usable` withholds those, so a pack, precheck or export lists them."""
+        """Active, current repository records, admitted or not; active legacy ones, current or not (no rule reads a
+        legacy retention block); and every refused record whatever its status or retention say (a schema error such
+        as ``status: zzzzzz`` or ``lane: nonsense`` leaves no status or lane to judge, yet the file still claims its
+        ``applies_to``). :meth:`usable` withholds all but the first kind's admitted rows, so a pack, precheck or export
+        lists them by id and reasons instead of dropping them (docs/mcp.md)."""
         sound = self.index.sound_sql("t")  # a damaged row is withheld (memzoi.stores.index_schema.sound_sql)
         rows = self.db.execute(  # "legacy_profile" in the stored findings' JSON is a finding's code, nothing else
             f"SELECT t.*, instr(f.findings, '\"{LEGACY}\"') > 0 AS legacy FROM records t LEFT JOIN files f "
-            f"ON f.path = t.path WHERE t.status = 'active' AND {sound} ORDER BY t.id"
+            f"ON f.path = t.path WHERE (t.status = 'active' OR NOT t.admitted) AND {sound} ORDER BY t.id"
         )
-        return [rec for r in rows if (rec := dict(r)).pop("legacy") or self.current(rec)]
+        return [rec for r in rows if (rec := dict(r)).pop("legacy") or not rec["admitted"] or self.current(rec)]
 
     def text_scores(self, text: str, table: str = "records") -> dict[int, float]:
         """The relevance (0–1, higher is better) of every row of ``table`` that matches ``text`` as a natural
@@ -351,8 +354,17 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                     "proposal": _origin(root, p["file_id"]),
                 },
             }
+    from ..base.findings import ADMISSION_REFUSALS  # noqa: PLC0415 lazy: start-up
+    from ..judge.workspace import linked_record_file  # noqa: PLC0415 lazy: start-up
     from ..ledger.local_records import get_local  # noqa: PLC0415 lazy: start-up
 
+    linked = linked_record_file(root / ".memzoi", memory_id)
+    if linked is not None:  # refused by check (canonical_path) and never indexed or read: withheld, not unknown
+        reasons = [ADMISSION_REFUSALS["canonical_path"]]
+        shut = withheld(reasons)  # no text, include_unsafe or not: none was read
+        rel = linked.relative_to(root).as_posix()
+        found = {"kind": "record", "id": memory_id.strip(), "path": rel, "title": shut, "body": shut, "unsafe": []}
+        return {**found, "admitted": False, "reasons": reasons}
     local = get_local(root, memory_id)
     if local is not None:
         return {"kind": "local", **local.to_json(), "unsafe": []}

@@ -10,8 +10,10 @@ where the refresh then judged those very rows and changed none (:meth:`memzoi.st
 else made again. Active, current records come first. ``--json`` prints ``{"query", "mode", "records": [...],
 "proposals": [...]}``; record entries use Memzoi's runtime record keys (``id, record_id, type, lane, destination,
 scope_kind, visibility, status, title, body, source_kind, source_ref, proposal_id, created_at, updated_at,
-retention, origin, lineage``) plus ``path``, ``current``, ``score`` (0–1, higher is better) and ``snippet``. A
-record with a ``prompt_injection`` finding has its title and body withheld, as the MCP tool withholds them.
+retention, origin, lineage``) plus ``path``, ``current``, ``usable``, ``reasons``, ``score`` (0–1, higher is better) and ``snippet``. A
+record with a ``prompt_injection`` finding has its title and body withheld, as the MCP tool withholds them. A
+record that is not usable memory (refused, or legacy) is shown with its reasons (text: after its status; JSON:
+``usable: false``, ``reasons``), the verdict ``search_memory`` gives an agent.
 """
 
 from __future__ import annotations
@@ -82,8 +84,9 @@ def _loads(value: str | None) -> Any:
 
 def record_json(hit: dict[str, Any]) -> dict[str, Any]:
     """A record hit of :func:`memzoi.agent.search.search_memory` (called with ``rows``) in Memzoi's runtime record
-    shape plus ``path``, ``current``, ``score`` (0–1, higher is better) and ``snippet``; an unsafe record's title
-    and body withheld."""
+    shape plus ``path``, ``current``, ``usable`` and ``reasons`` (whether it is usable memory and why not: the
+    MCP tool's verdict, :meth:`memzoi.agent.recall.Reader.usable`), ``score`` (0–1, higher is better) and
+    ``snippet``; an unsafe record's title and body withheld."""
     r = hit["row"]
     return {
         "id": r["id"],
@@ -109,6 +112,10 @@ def record_json(hit: dict[str, Any]) -> dict[str, Any]:
         "attestation": r["attestation"],
         "admitted": bool(r["admitted"]),
         "current": hit["current"],
+        # the agent's verdict (memzoi.agent.recall.Reader.usable, one rule): a legacy record is admitted as a
+        # warning yet is not usable memory until upgraded
+        "usable": not hit["reasons"],
+        "reasons": hit["reasons"],
         "score": hit["score"],
         "snippet": hit["excerpt"] or "",
     }
@@ -213,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"no matches for {found['query']!r} ({args.mode} mode: {rule})"), file=sys.stderr)
     for h in hits:
         status = h.get("status") or "?"
+        if h["kind"] == "record" and h["reasons"]:  # shown to a human, but said not to be usable memory
+            status += f", not usable memory: {', '.join(h['reasons'])}"
         print(printable(f"{h['path']}: [{h['kind']}, {status}] {h['id'] or '(no id)'}: {h['title']}"))
         if h["excerpt"]:
             print(printable(f"    {' '.join(h['excerpt'].split())}"))

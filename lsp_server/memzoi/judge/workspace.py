@@ -170,6 +170,22 @@ def record_file(memzoi_dir: Path, record_id: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def linked_record_file(memzoi_dir: Path, record_id: str) -> Path | None:
+    """The path of the record ``record_id`` (``records/<id>.md``) when it is a symlink or is reached through a
+    symlinked folder (``.memzoi``, ``records`` or one below it): ``memzoi check`` refuses it (``canonical_path``) and
+    nothing indexes it, yet it is there. ``None`` otherwise, and for a value that is not an id (as
+    :func:`record_file`). Only ``lstat`` is asked: the link is never followed to read its target."""
+    from ..models.common import is_identifier  # noqa: PLC0415 lazy: start-up
+
+    rid = record_id.strip()
+    if not is_identifier(rid):
+        return None
+    parts = ("records", *f"{rid}.md".split("/"))
+    chain = [memzoi_dir, *(memzoi_dir.joinpath(*parts[: i + 1]) for i in range(len(parts)))]
+    path = chain[-1]
+    return path if os.path.lexists(path) and any(os.path.islink(p) for p in chain) else None
+
+
 def packet_file(memzoi_dir: Path, proposal_id: str) -> Path | None:
     """The file of the proposal packet ``proposal_id`` (the first of :data:`PACKET_FOLDERS` holding
     ``<id>.md``), else ``None``; as :func:`record_file`, a value that is not an id names no file."""

@@ -41,6 +41,8 @@ class Expanded:
     path_findings: list[tuple[str, Finding]] = field(default_factory=list)
     complete: set[str] = field(default_factory=set)
     configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
+    #: the absolute paths of the symlinks the walk gave ``canonical_path`` findings (:func:`refused_link`)
+    links: list[str] = field(default_factory=list)
     #: every folder the walk listed: ``(absolute path, its stat stamp (size, mtime_ns, inode, ctime_ns), its device,
     #: the wall clock just before that stat)``, taken before the listing (:mod:`memzoi.base.freshness`' rule)
     folders: list[tuple[str, tuple[int, int, int, int], int, int]] = field(default_factory=list)
@@ -197,8 +199,9 @@ class _Walk:
         """A symlink is never followed: a finding where Memzoi would read it, else skipped."""
         self.out.listed_only = False  # where the link leads decides
         to_folder = _links_to_folder(e)
-        if (managed and (e.name.endswith(".md") or to_folder)) or e.name == MEMZOI_DIR:
+        if refused_link(e.name, to_folder, managed):
             self.out.path_findings.extend((shown_path(q_shown), f) for f in _symlink_findings(folder=to_folder))
+            self.out.links.append(os.path.abspath(e.path))
         else:
             self.out.skipped.append((shown_path(q_shown), "symlink"))
 
@@ -276,6 +279,24 @@ def _links_to_folder(entry: os.DirEntry[str]) -> bool:
         return False
 
 
+def refused_link(name: str, to_folder: bool, managed: bool) -> bool:
+    """Whether a symlink named ``name`` met by the walk is reported (``canonical_path``, :func:`link_findings`): below
+    ``.memzoi`` (``managed``) one named like a record or packet (``*.md``) or leading to a folder, and a symlinked
+    ``.memzoi`` anywhere. Any other symlink is skipped. The one rule of ``memzoi check`` and the language server."""
+    return (managed and (name.endswith(".md") or to_folder)) or name == MEMZOI_DIR
+
+
+def link_findings(path: str) -> list[Finding]:
+    """What ``memzoi check`` reports for the symlink ``path`` its walk met (:func:`refused_link`): ``canonical_path``
+    and ``unsafe_output_path`` at the start of the file, worded for a link to a folder or to a file (a dangling or
+    unresolvable link counts as one to a file). The link is never followed to read its target."""
+    try:
+        folder = os.path.isdir(path)
+    except (OSError, ValueError):
+        folder = False
+    return _symlink_findings(folder=folder)
+
+
 def _symlink_findings(folder: bool = False) -> list[Finding]:
     """``canonical_path`` and Memzoi's ``unsafe_output_path`` for a symlink (:func:`memzoi.project.admission.linked_findings`)."""
     from .admission import linked_findings  # noqa: PLC0415 lazy: start-up
@@ -290,4 +311,4 @@ def _symlink_findings(folder: bool = False) -> list[Finding]:
     return linked_findings(message, 0, 0)
 
 
-__all__ = ["Expanded", "UsageError", "expand", "require_exists"]
+__all__ = ["Expanded", "UsageError", "expand", "link_findings", "refused_link", "require_exists"]

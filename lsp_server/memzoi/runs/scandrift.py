@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..base.freshness import KEEPS_CTIME, ctime_kept, fs_type, lstat, mount_table, mounted_below, not_racy, racy_window
-from ..project.projectfiles import listed
+from ..project.projectfiles import walked
 
 if TYPE_CHECKING:
     from ..stores.firststage import Stamp
@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 def held_stamps(state: ProjectState) -> dict[str, Stamp | None]:
     """Absolute path -> the stat stamp ``state`` judged the file by (its compact verdict's), for every file of its
     set; ``None`` where no verdict holds one (the file was analysed otherwise, or not at all: it counts as changed).
-    On the state's owner's thread (the server's event loop): a copy the scan thread can compare without a lock."""
-    held: dict[str, Stamp | None] = dict.fromkeys(state.tracked.files)
+    On the state's owner's thread (the server's event loop): a copy the scan thread can compare without a lock. The
+    refused symlinks the scan met (:attr:`memzoi.project.projectfiles.ProjectFiles.links`) are held without one."""
+    held: dict[str, Stamp | None] = dict.fromkeys([*state.tracked.files, *state.tracked.links])
     for verdict in state.verdicts.values():
         if verdict.path in held:
             held[verdict.path] = verdict.stamp
@@ -53,12 +54,14 @@ def drifted(memzoi_dir: str, held: Mapping[str, Stamp | None], since_ns: int) ->
     rename over the file), or whose stamp cannot vouch for the bytes the scan read (a file system without a kept
     ctime; racy, git's rule: changed within the timestamp granularity before ``since_ns``, the wall clock when the
     scan began, so possibly written again in the same tick after its read; :func:`memzoi.base.freshness.racy_window`),
-    in listing order; then files held and no longer listed (gone). Reads only the disk and ``held``, so it may run
+    in listing order; then the refused symlinks listed now (:func:`memzoi.project.projectfiles.walked`) and not held;
+    then files and links held and no longer listed (gone). Reads only the disk and ``held``, so it may run
     on any thread; never raises (an unreadable folder lists nothing: its files count as gone, and the watch pass
     judges each by its state on disk)."""
-    now = listed(memzoi_dir)
-    listed_now = set(now)
+    now, links = walked(memzoi_dir)
+    listed_now = {*now, *links}
     out = [path for path in now if not _vouched(path, held.get(path), since_ns)]
+    out += [path for path in links if path not in held]
     out += [path for path in held if path not in listed_now]
     return out
 
