@@ -316,16 +316,15 @@ def enable_pull(server: DiagnosticsSession) -> None:
                 items.append(item)
         for uri in link_uris(ls):
             linked = link_items(ls, uri)
-            if linked is not None and previous.get(uri) == LINK_RESULT:
-                items.append(
-                    types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=LINK_RESULT, version=None)
+            if linked is None:
+                continue
+            items.append(
+                types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=LINK_RESULT, version=None)
+                if previous.get(uri) == LINK_RESULT
+                else types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=typed(linked), result_id=LINK_RESULT, version=None
                 )
-            elif linked is not None:
-                items.append(
-                    types.WorkspaceFullDocumentDiagnosticReport(
-                        uri=uri, items=typed(linked), result_id=LINK_RESULT, version=None
-                    )
-                )
+            )
         return types.WorkspaceDiagnosticReport(items=items)
 
 

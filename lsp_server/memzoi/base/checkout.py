@@ -117,10 +117,16 @@ def bound_checkout(db: Path) -> str | None:
     return str(row[0]) if row else None
 
 
+def _runtime_dir(project_root: str | os.PathLike[str]) -> Path:
+    """``project_root``'s runtime directory (:func:`memzoi.base.runtime.project_runtime_dir`, from the cached keys
+    every ledger connection uses); creates nothing."""
+    return memzoi_home() / "projects" / cached_keys(project_root).repository_key
+
+
 def ledger_foreign(project_root: str | os.PathLike[str]) -> bool:
     """Whether ``project_root``'s live ledger was written for another checkout at the same path (:func:`foreign`),
     read-only; False without a ledger."""
-    db = memzoi_home() / "projects" / cached_keys(project_root).repository_key / LEDGER_DB
+    db = _runtime_dir(project_root) / LEDGER_DB
     return db.is_file() and foreign(bound_checkout(db), checkout_id(project_root))
 
 
@@ -135,7 +141,7 @@ class SetAside:
 def set_aside_ledgers(project_root: str | os.PathLike[str]) -> list[SetAside]:
     """The ledgers of earlier checkouts set aside in ``project_root``'s runtime directory, oldest first (empty when
     there are none or the directory cannot be read). Creates nothing."""
-    rdir = memzoi_home() / "projects" / cached_keys(project_root).repository_key
+    rdir = _runtime_dir(project_root)
     try:
         names = os.listdir(rdir)
     except OSError:
@@ -160,20 +166,29 @@ def set_aside_path(db: Path) -> Path:
     return path
 
 
+def foreign_note(project_root: str | os.PathLike[str], shown: Callable[[Path], str] = str) -> str | None:
+    """What ``doctor`` and ``history`` say when the live ledger was written for another checkout at this path (it
+    is not used, and the next change sets it aside), ``None`` otherwise. ``shown`` spells a path for the user."""
+    if not ledger_foreign(project_root):
+        return None
+    return (
+        f"the ledger {shown(_runtime_dir(project_root) / LEDGER_DB)} was written for another checkout at this path "
+        "(a deleted and re-cloned repository): its changes are not this checkout's and are not used; the next change "
+        "sets it aside"
+    )
+
+
+def set_aside_notes(project_root: str | os.PathLike[str], shown: Callable[[Path], str] = str) -> list[str]:
+    """What ``doctor`` and ``history`` say of each ledger an earlier checkout left, set aside (where, when)."""
+    return [
+        f"the ledger of an earlier checkout at this path was set aside at {s.at} as {shown(s.path)} "
+        "(kept as its audit trail; its changes cannot be undone here)"
+        for s in set_aside_ledgers(project_root)
+    ]
+
+
 def checkout_notes(project_root: str | os.PathLike[str], shown: Callable[[Path], str] = str) -> list[str]:
-    """What ``doctor`` and ``history`` say, once each, about checkouts: the live ledger was written for another
-    checkout at this path (it is not used, and the next change sets it aside), and each ledger already set aside
-    (where, when). ``shown`` spells a path for the user. Empty in the usual case."""
-    notes = []
-    db = memzoi_home() / "projects" / cached_keys(project_root).repository_key / LEDGER_DB
-    if ledger_foreign(project_root):
-        notes.append(
-            f"the ledger {shown(db)} was written for another checkout at this path (a deleted and re-cloned "
-            "repository): its changes are not this checkout's and are not used; the next change sets it aside"
-        )
-    for s in set_aside_ledgers(project_root):
-        notes.append(
-            f"the ledger of an earlier checkout at this path was set aside at {s.at} as {shown(s.path)} "
-            "(kept as its audit trail; its changes cannot be undone here)"
-        )
-    return notes
+    """What ``history`` says, once, about checkouts: :func:`foreign_note`, then :func:`set_aside_notes`. Empty in
+    the usual case."""
+    note = foreign_note(project_root, shown)
+    return ([note] if note else []) + set_aside_notes(project_root, shown)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.checkout import checkout_notes, ledger_foreign, read_only
+from ..base.checkout import foreign_note, read_only, set_aside_notes
 from ..base.gitowner import git_refusal, refused_words
 from ..base.runtime import LEDGER_DB, RESIDENT_DB, database_started, loose_modes, memzoi_home, project_runtime_dir
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
@@ -230,15 +230,15 @@ def _integrity_check(report: _Report, name: str, db: Path, kind: str) -> bool:
 
 
 def _checkout_check(report: _Report, root: Path) -> bool:
-    """``ledger_checkout``, only when there is something to say (:func:`~memzoi.base.checkout.checkout_notes`): a
-    warning when the live ledger was written for another checkout at this path (returns True), ``ok`` for each
-    ledger an earlier checkout left, set aside."""
-    notes = checkout_notes(root, shown_local_path)
-    foreign = ledger_foreign(root)
-    for i, note in enumerate(notes):
-        step = "run `memzoi reconcile` to set it aside now (it is kept)" if foreign and i == 0 else None
-        report.check("ledger_checkout", "warning" if step else "ok", note, step)
-    return foreign
+    """``ledger_checkout``, only when there is something to say: a warning when the live ledger was written for
+    another checkout at this path (:func:`~memzoi.base.checkout.foreign_note`; returns True), ``ok`` for each ledger
+    an earlier checkout left, set aside (:func:`~memzoi.base.checkout.set_aside_notes`)."""
+    foreign = foreign_note(root, shown_local_path)
+    if foreign is not None:
+        report.check("ledger_checkout", "warning", foreign, "run `memzoi reconcile` to set it aside now (it is kept)")
+    for note in set_aside_notes(root, shown_local_path):
+        report.check("ledger_checkout", "ok", note)
+    return foreign is not None
 
 
 def _unsettled_check(report: _Report, root: Path, db: Path) -> None:
