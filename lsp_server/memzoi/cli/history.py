@@ -53,10 +53,20 @@ def run(args: argparse.Namespace) -> int:
     from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
 
     notes = checkout_notes(root, shown_local_path)  # another checkout's ledger: said once, before the changes
+    from ..base import ledgerfind  # noqa: PLC0415 lazy: start-up
+
+    elsewhere = ledgerfind.find_ledgers(
+        root
+    ).without_copies()  # this checkout's ledger in another runtime folder (moved, git refused)
+    notes += [
+        f"{message}; {step}" if step else message for _, message, step in ledgerfind.notes(elsewhere, shown_local_path)
+    ]
     if args.json:
         out: dict[str, Any] = {"changes": [c.to_json() for c in changes]} if found.read else {}
         if notes:
             out["checkout_notes"] = notes
+        if elsewhere.found:
+            out["ledgers_elsewhere"] = [f.to_json(shown_local_path) for f in elsewhere.found]
         if problem is not None:
             out["error"] = {"code": "corrupt_database", "message": problem}
         emit_json(out)

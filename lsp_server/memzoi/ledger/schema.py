@@ -115,7 +115,9 @@ CREATE TABLE IF NOT EXISTS runtime_operation (
 );
 CREATE TABLE IF NOT EXISTS ledger_checkout (
     id TEXT NOT NULL,
-    bound_at TEXT NOT NULL
+    bound_at TEXT NOT NULL,
+    project_root TEXT,
+    git_common_dir TEXT
 );
 """
 )
@@ -124,8 +126,12 @@ CREATE TABLE IF NOT EXISTS ledger_checkout (
 #: records carry paths too: its ``memory_path`` rows); 5: session checkpoints (``checkpoint``) and the recorded
 #: outcomes of caller-controlled operation ids (``runtime_operation``); 6: ``change_file`` keeps each state's
 #: permission bits (``before_mode``, ``after_mode``; ``NULL`` in older rows: the umask's mode, as before); 7: the
-#: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`).
-_USER_VERSION = 7
+#: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`); 8: where that
+#: checkout was when it bound the ledger (``project_root``, ``git_common_dir``; ``NULL`` until its next write), so a
+#: ledger left under the key of a moved repository can be told from one a copy of the repository still uses
+#: (:mod:`memzoi.base.ledgerfind`).
+_USER_VERSION = 8
+_PLACE_COLUMNS = ("project_root TEXT", "git_common_dir TEXT")
 _MODE_COLUMNS = ("before_mode INTEGER", "after_mode INTEGER")
 _APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
 _DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
@@ -282,7 +288,20 @@ def _to_6(conn: sqlite3.Connection) -> None:
     _add_columns(conn, "change_file", _MODE_COLUMNS)
 
 
+def _to_8(conn: sqlite3.Connection) -> None:
+    """Schema 7 → 8: ``project_root`` and ``git_common_dir`` on ``ledger_checkout`` (``NULL`` for a bound row: its
+    checkout records its place at its next write, :func:`memzoi.ledger.checkout.claimed`)."""
+    _add_columns(conn, "ledger_checkout", _PLACE_COLUMNS)
+
+
 #: The step from each schema version to the next (:func:`_step`): 4 → 5 adds the ``checkpoint`` and
 #: ``runtime_operation`` tables, 6 → 7 the ``ledger_checkout`` table (bound to a checkout at the ledger's next write,
 #: :func:`memzoi.ledger.checkout.claimed`); both new and empty.
-_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_3, 3: _to_4, 4: _new_tables, 5: _to_6, 6: _new_tables}
+_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _to_3,
+    3: _to_4,
+    4: _new_tables,
+    5: _to_6,
+    6: _new_tables,
+    7: _to_8,
+}
