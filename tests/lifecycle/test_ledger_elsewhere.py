@@ -18,6 +18,7 @@ from memzoi.base import checkout, runtime
 from memzoi.base.checkout import MARKER
 from memzoi.base.ledgerfind import MOVED, OUTSIDE_GIT, find_ledgers
 from memzoi.base.runtime import LEDGER_DB, git_env, memzoi_home, outside_git_key, project_runtime_dir
+from memzoi.cli.main import main
 from memzoi.ledger import Refusal, history, store, undo_change
 from memzoi.ledger.adopt import adopt_ledger
 from memzoi.lifecycle import apply_proposal
@@ -223,8 +224,10 @@ def test_the_ledger_kept_while_git_refused_the_repository_is_named_and_adopted(r
     code, out = Cli(root, capsys)("history")
     assert code == 0 and "safe.directory" in out["checkout_notes"][0]
 
-    code, out = Cli(root, capsys)("reconcile", "--adopt", str(refused_dir))
-    assert code == 0 and out["adopted"]["changes"] == 1
+    capsys.readouterr()
+    assert main(["reconcile", "--adopt", str(refused_dir), "--root", str(root)]) == 0
+    text = capsys.readouterr().out
+    assert f"brought 1 change(s) from {refused_dir}" in text and "the old folder is kept" in text
     assert _tree(refused_dir) == kept
     assert [c.id for c in history(root)] == [first] and _elsewhere(root) == []
     assert undo_change(root, first, actor="r").status == "undone"

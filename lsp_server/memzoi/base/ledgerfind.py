@@ -204,7 +204,8 @@ def find_ledgers(project_root: str | os.PathLike[str], *, limit: int = MAX_FOLDE
 
     if keys.in_git:
         outside = projects / outside_git_key(root)
-        facts = _facts(outside / LEDGER_DB) if _is_ledger(outside / LEDGER_DB) else None
+        ledger = not outside.is_symlink() and _is_ledger(outside / LEDGER_DB)
+        facts = _facts(outside / LEDGER_DB) if ledger else None
         if facts is not None and (facts.bound is None or facts.bound == current):
             keep(outside, OUTSIDE_GIT, facts)
     if current not in (None, ABSENT):
