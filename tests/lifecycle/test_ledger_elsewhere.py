@@ -298,3 +298,24 @@ def test_a_ledger_of_a_newer_version_is_named_and_not_adopted(root, tmp_path):
     assert refused.value.code == "ledger_schema" and str(old) in refused.value.message
     assert ".adopt-" not in refused.value.message and _tree(old) == kept and history(moved) == []
     assert not [p for p in project_runtime_dir(moved).iterdir() if ".adopt-" in p.name]
+
+
+def test_a_copy_of_a_checkout_that_adopted_does_not_take_the_old_ledger_too(root, tmp_path):
+    """Moved, then adopted, then copied: the ledger from before the move is in the original's ledger now, so the copy
+    is told it is the original's, not offered it as its own moved ledger."""
+    first = apply_proposal(root, "mem-new", actor="r").change_id
+    old = project_runtime_dir(root)
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    _restart()
+    adopt_ledger(moved, old)
+    copy = tmp_path / "copy"
+    shutil.copytree(moved, copy, symlinks=True)
+    _restart()
+    found = {f.runtime_dir: f.copy_of for f in find_ledgers(copy).found}
+    assert found == {old: str(moved), project_runtime_dir(moved): str(moved)}
+    assert {c["status"] for c in _elsewhere(copy)} == {"ok"}
+    with pytest.raises(Refusal) as refused:
+        adopt_ledger(copy, old)
+    assert refused.value.code == "ledger_of_a_copy"
+    assert history(copy) == [] and [c.id for c in history(moved)] == [first]

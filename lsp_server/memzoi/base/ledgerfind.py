@@ -26,7 +26,7 @@ import shlex
 import sqlite3
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .checkout import ABSENT, MARKER, checkout_id, foreign, read_only
@@ -45,7 +45,8 @@ class FoundLedger:
     ``runtime_dir``: its folder; ``why``: :data:`MOVED` or :data:`OUTSIDE_GIT`; ``changes``: how many changes it
     holds; ``newest``: the newest change's ``created_at`` (RFC 3339, UTC); ``project``: the project root it records
     (``None``: it records none, a ledger bound before schema 8 and not written since); ``copy_of``: the project root
-    (else the git common dir) of a copy of this repository that still uses it, ``None`` otherwise."""
+    (else the git common dir) of a copy of this repository that still uses it, or whose ledger holds its newest
+    change (the copy brought it over), ``None`` otherwise; ``last``: its newest change's id."""
 
     runtime_dir: Path
     why: str
@@ -53,6 +54,7 @@ class FoundLedger:
     newest: str | None
     project: str | None = None
     copy_of: str | None = None
+    last: str | None = field(default=None, repr=False)
 
     @property
     def place_known(self) -> bool:
@@ -200,7 +202,7 @@ def find_ledgers(project_root: str | os.PathLike[str], *, limit: int = MAX_FOLDE
         if facts.changes == 0 or (mine and facts.last and _holds(own, facts.last)):
             return  # nothing in it, or brought over already
         copy_of = _copy_user(facts, current, keys.git_common_dir) if why == MOVED and current else None
-        found.append(FoundLedger(rdir, why, facts.changes, facts.newest, facts.project, copy_of))
+        found.append(FoundLedger(rdir, why, facts.changes, facts.newest, facts.project, copy_of, facts.last))
 
     if keys.in_git:
         outside = projects / outside_git_key(root)
@@ -216,7 +218,21 @@ def find_ledgers(project_root: str | os.PathLike[str], *, limit: int = MAX_FOLDE
             facts = _facts(rdir / LEDGER_DB)
             if facts is not None and facts.bound == current:
                 keep(rdir, MOVED, facts)
-    return Search(found, current_changes, truncated)
+    return Search(_taken_by_copies(found), current_changes, truncated)
+
+
+def _taken_by_copies(found: list[FoundLedger]) -> list[FoundLedger]:
+    """``found``, each ledger whose newest change the ledger of a copy of this repository holds marked as that
+    copy's (:attr:`FoundLedger.copy_of`): the copy brought it over, so it is not this checkout's to take too."""
+    copies = [f for f in found if f.copy_of is not None]
+    out = []
+    for f in found:
+        if f.copy_of is None and f.last is not None:
+            user = next((c for c in copies if _holds(c.runtime_dir / LEDGER_DB, f.last)), None)
+            if user is not None:
+                f = replace(f, copy_of=user.copy_of)
+        out.append(f)
+    return out
 
 
 def notes(search: Search, shown: Callable[[Path], str] = str) -> list[tuple[str, str, str | None]]:
@@ -240,9 +256,9 @@ def notes(search: Search, shown: Callable[[Path], str] = str) -> list[tuple[str,
             out.append(
                 (
                     "ok",
-                    f"the ledger in {where} ({what}) belongs to a copy of this repository at "
-                    f"{shown(Path(f.copy_of))}, which still uses it (a copy takes the checkout's id along); it is not "
-                    "this checkout's and is not brought over",
+                    f"the ledger in {where} ({what}) is that of a copy of this repository at "
+                    f"{shown(Path(f.copy_of))}, which uses it or brought it over (a copy takes the checkout's id "
+                    "along); it is not this checkout's and is not brought over",
                     None,
                 )
             )
@@ -265,7 +281,7 @@ def notes(search: Search, shown: Callable[[Path], str] = str) -> list[tuple[str,
                 (
                     "warning",
                     f"{head}; its changes (undo, history, local records, checkpoints) are not used here",
-                    f"run `{adopt}` to bring them over (a copy: the old folder is kept)",
+                    f"run `{adopt}` to bring them over (they are copied; the old folder stays as it is)",
                 )
             )
     if search.truncated:
