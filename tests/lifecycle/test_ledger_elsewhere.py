@@ -319,3 +319,27 @@ def test_a_copy_of_a_checkout_that_adopted_does_not_take_the_old_ledger_too(root
         adopt_ledger(copy, old)
     assert refused.value.code == "ledger_of_a_copy"
     assert history(copy) == [] and [c.id for c in history(moved)] == [first]
+
+
+def test_an_adoption_that_fails_midway_leaves_this_ledger_as_it_was(root, tmp_path, monkeypatch):
+    """Every row comes in one transaction: a failure after the rows were inserted (here, at the binding) rolls all
+    of them back, and the temporary copy is removed."""
+    from memzoi.ledger import adopt
+
+    first = apply_proposal(root, "mem-new", actor="r").change_id
+    old = project_runtime_dir(root)
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    _restart()
+
+    def broken(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    real = adopt.bind
+    monkeypatch.setattr(adopt, "bind", broken)
+    with pytest.raises(Exception, match="disk I/O error"):
+        adopt_ledger(moved, old)
+    assert history(moved) == []
+    assert not [p for p in project_runtime_dir(moved).iterdir() if ".adopt-" in p.name]
+    monkeypatch.setattr(adopt, "bind", real)
+    assert adopt_ledger(moved, old).changes == 1 and [c.id for c in history(moved)] == [first]
