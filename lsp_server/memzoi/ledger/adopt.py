@@ -6,7 +6,8 @@ Safe by construction: only a ledger :func:`~memzoi.base.ledgerfind.find_ledgers`
 the repository still uses (a ``cp -a`` copy carries the same checkout id: the ledger records where its checkout was,
 and that place still holding the id is a copy, not a move), and never one that records no place unless the caller
 says the repository was moved. The source is copied with SQLite's backup from a read-only connection into a private
-temporary file beside this ledger (the old folder is never written), brought to the current schema there, then its
+temporary file beside this ledger (the old ledger and its WAL are only read; SQLite may refresh the ``-shm``
+index of one a crashed process left with a WAL), brought to the current schema there, then its
 rows are inserted into this checkout's ledger in one ``BEGIN IMMEDIATE`` transaction under the lifecycle lock,
 which also checks that this ledger holds nothing yet, and binds it to this checkout. Any failure leaves this ledger
 as it was.
