@@ -4,9 +4,9 @@ Creates ``.memzoi/records/`` and ``.memzoi/proposals/pending/`` (existing folder
 ``.memzoi/config.toml`` when there is none (with ``[project] id`` when ``--project-id`` is given), and the private
 runtime directory ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/``. A folder it makes is never more open
 than the folder above it (:func:`memzoi.base.newfolders.make_folders`: ``.memzoi`` takes the project folder's
-permission bits, within the umask, and its folders take those of ``.memzoi``). Never overwrites a file: with an existing
-config.toml whose ``[project] id`` differs, ``--project-id`` is not written and a line on stderr says so (``not_applied``
-in the JSON).
+permission bits, within the umask, and its folders take those of ``.memzoi``). Never overwrites a file: with an
+existing config.toml whose ``[project] id`` differs, ``--project-id`` is not written and a line on stderr says so
+(``not_applied`` in the JSON).
 """
 
 from __future__ import annotations

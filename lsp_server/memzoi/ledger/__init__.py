@@ -27,7 +27,9 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
 4. the change is recorded ``applied``.
 
 Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the
-database and path helpers), :mod:`.writer` (run and undo), :mod:`.guards` (refusals before recording), :mod:`.folders` (the folders a change creates), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view` (cached per-file facts).
+database and path helpers), :mod:`.writer` (run and undo), :mod:`.guards` (refusals before recording),
+:mod:`.folders` (the folders a change creates), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view`
+(cached per-file facts).
 
 Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
 Reconciliation (:func:`reconcile`, run before every change, by ``memzoi reconcile`` and as the language server

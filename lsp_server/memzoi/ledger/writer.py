@@ -304,8 +304,8 @@ def undo_change(
 
     Refuses (``change_not_found``, ``not_undoable``, ``undo_drift``) unless the change is applied and every file
     still equals its after snapshot. The folders the change created are removed once empty again
-    (:mod:`memzoi.ledger.folders`); one holding anything else stays. The result's files describe the undo itself (``before`` = the change's after,
-    ``after`` = its before), so a created record reads "present → absent".
+    (:mod:`memzoi.ledger.folders`); one holding anything else stays. The result's files describe the undo itself
+    (``before`` = the change's after, ``after`` = its before), so a created record reads "present → absent".
     """
     root = _root(project_root)
     with _locked(root, lock_timeout) as (ledger, conn):
