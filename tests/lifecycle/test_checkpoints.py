@@ -175,7 +175,9 @@ def test_schema_4_ledger_upgrades_in_place(project):
     assert C.list_checkpoints(project) == (0, [])  # the change rows stay; the new tables are back, empty
     assert add(project, body="after upgrade")["checkpoint"]["status"] == "open"
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 7  # through 6 (modes) to 7 (the checkout table)
+    assert (
+        conn.execute("PRAGMA user_version").fetchone()[0] == 8
+    )  # through 6 (modes), 7 (the checkout table) to 8 (folders)
     conn.close()
 
 

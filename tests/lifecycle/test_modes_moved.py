@@ -136,7 +136,9 @@ def test_a_ledger_row_without_modes_restores_with_the_umask_mode(repo, umask_022
     L.undo_change(repo, result.change_id, actor="r")
     assert mode(packet) == 0o644
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 7  # through 6 (modes) to 7 (the checkout table)
+    assert (
+        conn.execute("PRAGMA user_version").fetchone()[0] == 8
+    )  # through 6 (modes), 7 (the checkout table) to 8 (folders)
     conn.close()
 
 

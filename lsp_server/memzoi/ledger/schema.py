@@ -117,6 +117,11 @@ CREATE TABLE IF NOT EXISTS ledger_checkout (
     id TEXT NOT NULL,
     bound_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS change_folder (
+    change_id TEXT NOT NULL REFERENCES change(id),
+    path TEXT NOT NULL,
+    PRIMARY KEY (change_id, path)
+);
 """
 )
 #: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
@@ -124,8 +129,10 @@ CREATE TABLE IF NOT EXISTS ledger_checkout (
 #: records carry paths too: its ``memory_path`` rows); 5: session checkpoints (``checkpoint``) and the recorded
 #: outcomes of caller-controlled operation ids (``runtime_operation``); 6: ``change_file`` keeps each state's
 #: permission bits (``before_mode``, ``after_mode``; ``NULL`` in older rows: the umask's mode, as before); 7: the
-#: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`).
-_USER_VERSION = 7
+#: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`); 8: the folders
+#: each change creates (``change_folder``; none for older changes), removed again when empty once the change's files
+#: are back at their before bytes (:mod:`memzoi.ledger.folders`).
+_USER_VERSION = 8
 _MODE_COLUMNS = ("before_mode INTEGER", "after_mode INTEGER")
 _APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
 _DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
@@ -284,5 +291,12 @@ def _to_6(conn: sqlite3.Connection) -> None:
 
 #: The step from each schema version to the next (:func:`_step`): 4 → 5 adds the ``checkpoint`` and
 #: ``runtime_operation`` tables, 6 → 7 the ``ledger_checkout`` table (bound to a checkout at the ledger's next write,
-#: :func:`memzoi.ledger.checkout.claimed`); both new and empty.
-_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_3, 3: _to_4, 4: _new_tables, 5: _to_6, 6: _new_tables}
+#: :func:`memzoi.ledger.checkout.claimed`), 7 → 8 the ``change_folder`` table; all new and empty.
+_STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _to_3,
+    3: _to_4,
+    4: _new_tables,
+    5: _to_6,
+    6: _new_tables,
+    7: _new_tables,
+}
