@@ -152,7 +152,7 @@ def test_a_copy_never_takes_its_originals_ledger(root, tmp_path, capsys):
 
 
 def test_a_ledger_that_records_no_place_is_adopted_only_when_told_it_moved(root, tmp_path, capsys):
-    """A ledger bound before schema 8 and not written since records no place: a move cannot be told from a copy."""
+    """A ledger bound before schema 9 and not written since records no place: a move cannot be told from a copy."""
     first = apply_proposal(root, "mem-new", actor="r").change_id
     old = project_runtime_dir(root)
     conn = sqlite3.connect(old / LEDGER_DB)
@@ -173,8 +173,8 @@ def test_a_ledger_that_records_no_place_is_adopted_only_when_told_it_moved(root,
     assert [c.id for c in history(moved)] == [first]
 
 
-def test_a_written_ledger_of_schema_7_records_its_place(root):
-    """Schema 7 → 8 adds the place columns; a ledger bound before them records its place at its next write."""
+def test_a_written_ledger_of_schema_8_records_its_place(root):
+    """Schema 8 → 9 adds the place columns; a ledger bound before them records its place at its next write."""
     apply_proposal(root, "mem-new", actor="r")
     db = project_runtime_dir(root) / LEDGER_DB
     conn = sqlite3.connect(db)

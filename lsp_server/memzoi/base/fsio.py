@@ -17,6 +17,8 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from .newfolders import make_folders
+
 #: Called with a step name before each durable step of a write (tests inject crashes and I/O errors here).
 WriteHook = Callable[[str], None]
 
@@ -297,7 +299,8 @@ def atomic_write(
     """Replace or create ``path`` with ``data`` atomically and durably, whatever it holds now (for files memzoi
     owns outright, such as a new ``config.toml`` or a resident file under its own lock; git-plane rewrites use
     :func:`swap_file`). An existing file keeps its mode and owner and a new one gets the umask's mode, unless
-    ``mode`` is given. ``hook`` is called with ``"temp"`` (temporary file durable, not yet renamed) and
+    ``mode`` is given; a missing folder is made as :func:`~memzoi.base.newfolders.make_folders` makes it (never
+    wider than the folder above it). ``hook`` is called with ``"temp"`` (temporary file durable, not yet renamed) and
     ``"renamed"`` (before the directory fsync). Raises :class:`UnsafeWriteError`, :class:`ReadOnlyTarget` or
     ``OSError`` (the temporary file is removed)."""
     target = Path(path)
@@ -305,7 +308,7 @@ def atomic_write(
     st = _regular(target)
     if st is not None:
         check_writable(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     tmp = _write_temp(target, data, st, _noop)
     try:
         if mode is not None:

@@ -20,8 +20,9 @@ later without truncating; editors truncate (or rename) when they save, so their 
 
 Permissions: a rewrite keeps the file's mode and, where the process may set them, its owner and group; a new
 file gets the permission bits its caller gives (the mode of the file it is moved from or restored to), else the
-mode the umask gives; a target without write permission raises :class:`ReadOnlyTarget` before
-anything is written. Every step calls ``hook(step)`` first (``"write"``, ``"fsync"``, ``"swap"``,
+mode the umask gives; a folder it creates is never wider than the folder above it
+(:func:`memzoi.base.newfolders.make_folders`); a target without write permission raises :class:`ReadOnlyTarget`
+before anything is written. Every step calls ``hook(step)`` first (``"write"``, ``"fsync"``, ``"swap"``,
 ``"compare"``, ``"unlink"``, ``"dirsync"``, ...), so tests can kill the process there or make the step fail
 with ``ENOSPC``/``EIO`` by raising ``OSError`` from the hook.
 """
@@ -54,6 +55,7 @@ from .fsio import (
     temp_name as temp_name,
     temp_pattern as temp_pattern,
 )
+from .newfolders import make_folders
 
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 _AT_FDCWD = -100
@@ -133,10 +135,10 @@ def swap_file(
     moment of the switch (see the module docstring).
 
     ``expected`` and ``data`` are the exact bytes, ``None`` meaning absent; ``expected`` is compared with ``==``
-    (so it may be any object comparing equal to the right bytes, e.g. a digest). Missing parent directories of a
-    new file are created. ``mode``: the permission bits (``& 0o777``) a file this call creates is given, whatever
-    the umask (a move keeps its source's mode); ``None`` gives the umask's mode; a rewrite ignores it and keeps
-    the file's own mode. Raises :class:`ExternalChange` when the file held something else (nothing written,
+    (so it may be any object comparing equal to the right bytes, e.g. a digest). Missing parent folders of a
+    new file are created, each never wider than the folder above it (:func:`~memzoi.base.newfolders.make_folders`).
+    ``mode``: the permission bits (``& 0o777``) a file this call creates is given, whatever the umask (a move keeps
+    its source's mode); ``None`` gives the umask's mode; a rewrite ignores it and keeps the file's own mode. Raises :class:`ExternalChange` when the file held something else (nothing written,
     the other bytes on disk), :class:`ReadOnlyTarget`, :class:`UnsafeWriteError`, or ``OSError`` when a step
     fails (the file then holds ``expected`` or ``data``, never a mix; a temporary file may remain, named by
     :func:`temp_pattern`, holding one of them).
@@ -153,7 +155,7 @@ def swap_file(
             _delete(target, expected, step)
         return
     if st is None:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(target.parent)
         _create(target, data, step, mode)
     else:
         _replace(target, st, expected, data, step)

@@ -12,6 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from .newfolders import make_folders
 from .runtime import git_env
 
 #: A comment written above the patterns memzoi adds, so the user knows where they came from.
@@ -58,7 +59,7 @@ def exclude(folder: Path, pattern: str) -> bool:
         return True
     text = ("\n" if existing and not existing.endswith("\n") else "") + f"{COMMENT}\n{pattern}\n"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(target.parent)  # ``info/`` never wider than the git folder above it
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             os.write(fd, text.encode("utf-8"))

@@ -9,7 +9,7 @@ when asked (``memzoi doctor``, ``memzoi history``, ``memzoi reconcile --adopt``)
 folders:
 
 - ``moved``: a live ledger bound to this checkout's id (:mod:`memzoi.base.checkout`) under another key. Since ledger
-  schema 8 it records where its checkout was (``project_root``, ``git_common_dir``); when that git common dir still
+  schema 9 it records where its checkout was (``project_root``, ``git_common_dir``); when that git common dir still
   holds this checkout's id, a copy of the repository (``cp -a``: the id went along) uses it, and it is not this
   checkout's to take (:attr:`FoundLedger.copy_of`).
 - ``outside_git``: the ledger under this folder's outside-git key (:func:`~memzoi.base.runtime.outside_git_key`),
@@ -44,7 +44,7 @@ class FoundLedger:
 
     ``runtime_dir``: its folder; ``why``: :data:`MOVED` or :data:`OUTSIDE_GIT`; ``changes``: how many changes it
     holds; ``newest``: the newest change's ``created_at`` (RFC 3339, UTC); ``project``: the project root it records
-    (``None``: it records none, a ledger bound before schema 8 and not written since); ``copy_of``: the project root
+    (``None``: it records none, a ledger bound before schema 9 and not written since); ``copy_of``: the project root
     (else the git common dir) of a copy of this repository that still uses it, or whose ledger holds its newest
     change (the copy brought it over), ``None`` otherwise; ``last``: its newest change's id."""
 

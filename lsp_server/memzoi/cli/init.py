@@ -2,9 +2,11 @@
 
 Creates ``.memzoi/records/`` and ``.memzoi/proposals/pending/`` (existing folders are kept), a
 ``.memzoi/config.toml`` when there is none (with ``[project] id`` when ``--project-id`` is given), and the private
-runtime directory ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/``. Never overwrites a file: with an existing
-config.toml whose ``[project] id`` differs, ``--project-id`` is not written and a line on stderr says so (``not_applied``
-in the JSON).
+runtime directory ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/``. A folder it makes is never more open
+than the folder above it (:func:`memzoi.base.newfolders.make_folders`: ``.memzoi`` takes the project folder's
+permission bits, within the umask, and its folders take those of ``.memzoi``). Never overwrites a file: with an
+existing config.toml whose ``[project] id`` differs, ``--project-id`` is not written and a line on stderr says so
+(``not_applied`` in the JSON).
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ def _notes(root: Path, outer: str | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
     from ..base.fsutil import atomic_write  # noqa: PLC0415 lazy: start-up
+    from ..base.newfolders import make_folders  # noqa: PLC0415 lazy: start-up
     from ..base.runtime import project_runtime_dir  # noqa: PLC0415 lazy: start-up
     from ..judge.pathsafety import shown_local_path as shown  # noqa: PLC0415 lazy: start-up
     from ..judge.projectroot import enclosing_project, marks_project  # noqa: PLC0415 lazy: start-up
@@ -154,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 1
         (existing if d.is_dir() else created).append(shown(d))
-        d.mkdir(parents=True, exist_ok=True)
+        make_folders(d)
     config = memzoi / "config.toml"
     not_applied: list[dict[str, str]] = []
     if config.exists() or config.is_symlink():

@@ -13,7 +13,9 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
    it here (:mod:`.guards`);
 2. the change is recorded durably as ``applying`` with all snapshots and each present file's permission bits (one
    ``BEGIN IMMEDIATE`` transaction); a file the change creates gets the bits its plan gives (a moved packet's), a
-   file undo or recovery re-creates the bits it had, so no permission is widened;
+   file undo or recovery re-creates the bits it had, a folder it creates those of the folder above it
+   (:mod:`memzoi.base.newfolders`), so no permission is widened; the folders it creates are recorded too, and
+   removed again while empty once its files are back at their before bytes (:mod:`.folders`);
 3. every file is checked against its before snapshot, then switched, created and rewritten files first and deletions
    last (:func:`~.model.in_write_order`, for apply, undo and recovery alike: the content is on disk at every point
    of a crash), by :func:`memzoi.base.fsutil.swap_file`, which
@@ -25,8 +27,10 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
 4. the change is recorded ``applied``.
 
 Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the
-database and path helpers), :mod:`.writer` (run and undo), :mod:`.guards` (refusals before recording), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view` (cached per-file facts), :mod:`.checkout` (whose ledger it is), :mod:`.adopt`
-(bringing this checkout's ledger over from another runtime folder).
+database and path helpers), :mod:`.writer` (run and undo), :mod:`.guards` (refusals before recording),
+:mod:`.folders` (the folders a change creates), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view`
+(cached per-file facts), :mod:`.checkout`
+(whose ledger it is), :mod:`.adopt` (bringing this checkout's ledger over from another runtime folder).
 
 Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
 Reconciliation (:func:`reconcile`, run before every change, by ``memzoi reconcile`` and as the language server

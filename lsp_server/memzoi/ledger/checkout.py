@@ -66,7 +66,7 @@ def claimed(
 
 def place(root: Path) -> tuple[str, str]:
     """Where the checkout of ``root`` is: its resolved project root and git common dir (empty outside git), as
-    ``ledger_checkout`` records them (schema 8), so a ledger left under the key of a moved repository can later be
+    ``ledger_checkout`` records them (schema 9), so a ledger left under the key of a moved repository can later be
     told from one a copy of the repository still uses (:mod:`memzoi.base.ledgerfind`)."""
     resolved = Path(root).resolve()
     return str(resolved), cached_keys(resolved).git_common_dir
@@ -83,7 +83,7 @@ def bind(conn: sqlite3.Connection, root: Path, checkout: str, at: str) -> None:
 
 
 def _record_place(conn: sqlite3.Connection, root: Path) -> None:
-    """Record the place of ``root``'s checkout in its ledger bound before schema 8 (``NULL`` there), once: a writer's
+    """Record the place of ``root``'s checkout in its ledger bound before schema 9 (``NULL`` there), once: a writer's
     connection asks, and writes only when it is missing."""
     row = conn.execute("SELECT 1 FROM ledger_checkout WHERE project_root IS NULL LIMIT 1").fetchone()
     if row is None:

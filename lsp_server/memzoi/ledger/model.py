@@ -185,6 +185,9 @@ class ChangePlan:
     #: What else decides the write, from outside the project's files (a materialization's three artifacts, the
     #: text it writes): ``{label: digest}``, covered by a preview's fingerprint too (:mod:`.previewed`).
     decides: dict[str, str] = field(default_factory=dict)
+    #: The id of a change whose files this one puts back at their before bytes (a recovery ``restore-before``):
+    #: the folders that change created are removed once written, while empty (:mod:`memzoi.ledger.folders`).
+    restores: str | None = None
 
 
 @dataclass

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..base.fsutil import read_state, temp_pattern
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, held, lifecycle_lock
 from ..base.runtime import LEDGER_DB, LOCK_FILE, database_started
+from .folders import remove_recorded
 from .model import RECONCILED, UNCERTAIN_CHANGE, ChangePlan, ChangeRecord, FileChange, Reconciled, Refusal, unsettled
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
 
@@ -136,6 +137,8 @@ def _reconcile_locked(root: Path, ledger: Ledger, conn: sqlite3.Connection) -> l
                 f"(`memzoi reconcile --recover {change.id} restore-before|complete-after|accept`)"
             )
         ledger.set_status(conn, change.id, status, diagnostic=diagnostic, phase=phase)
+        if status in ("failed", "undone"):  # every file at its before bytes: the folders it made go, while empty
+            remove_recorded(conn, root, change.id)
         out.append(Reconciled(change.id, change.status, status))
     return out
 

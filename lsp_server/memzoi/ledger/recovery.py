@@ -71,6 +71,7 @@ def recover(
             details={"recovers": change.id, "mode": mode, "settles_to": settles},
             # What the recovered change purged stays purged: the recovery does not keep those bytes either.
             purge=frozenset(f.path for f in change.files if f.purged),
+            restores=change.id if mode == "restore-before" else None,
         )
 
     return run_change(project_root, build, actor=actor, source=source)

@@ -119,6 +119,11 @@ CREATE TABLE IF NOT EXISTS ledger_checkout (
     project_root TEXT,
     git_common_dir TEXT
 );
+CREATE TABLE IF NOT EXISTS change_folder (
+    change_id TEXT NOT NULL REFERENCES change(id),
+    path TEXT NOT NULL,
+    PRIMARY KEY (change_id, path)
+);
 """
 )
 #: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
@@ -126,11 +131,12 @@ CREATE TABLE IF NOT EXISTS ledger_checkout (
 #: records carry paths too: its ``memory_path`` rows); 5: session checkpoints (``checkpoint``) and the recorded
 #: outcomes of caller-controlled operation ids (``runtime_operation``); 6: ``change_file`` keeps each state's
 #: permission bits (``before_mode``, ``after_mode``; ``NULL`` in older rows: the umask's mode, as before); 7: the
-#: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`); 8: where that
-#: checkout was when it bound the ledger (``project_root``, ``git_common_dir``; ``NULL`` until its next write), so a
-#: ledger left under the key of a moved repository can be told from one a copy of the repository still uses
-#: (:mod:`memzoi.base.ledgerfind`).
-_USER_VERSION = 8
+#: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`); 8: the folders
+#: each change creates (``change_folder``; none for older changes), removed again when empty once the change's files
+#: are back at their before bytes (:mod:`memzoi.ledger.folders`); 9: where the ledger's checkout was when it bound it
+#: (``ledger_checkout.project_root``, ``git_common_dir``; ``NULL`` until its next write), so a ledger left under the
+#: key of a moved repository can be told from one a copy of the repository still uses (:mod:`memzoi.base.ledgerfind`).
+_USER_VERSION = 9
 _PLACE_COLUMNS = ("project_root TEXT", "git_common_dir TEXT")
 _MODE_COLUMNS = ("before_mode INTEGER", "after_mode INTEGER")
 _APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
@@ -288,20 +294,21 @@ def _to_6(conn: sqlite3.Connection) -> None:
     _add_columns(conn, "change_file", _MODE_COLUMNS)
 
 
-def _to_8(conn: sqlite3.Connection) -> None:
-    """Schema 7 → 8: ``project_root`` and ``git_common_dir`` on ``ledger_checkout`` (``NULL`` for a bound row: its
+def _to_9(conn: sqlite3.Connection) -> None:
+    """Schema 8 → 9: ``project_root`` and ``git_common_dir`` on ``ledger_checkout`` (``NULL`` for a bound row: its
     checkout records its place at its next write, :func:`memzoi.ledger.checkout.claimed`)."""
     _add_columns(conn, "ledger_checkout", _PLACE_COLUMNS)
 
 
 #: The step from each schema version to the next (:func:`_step`): 4 → 5 adds the ``checkpoint`` and
 #: ``runtime_operation`` tables, 6 → 7 the ``ledger_checkout`` table (bound to a checkout at the ledger's next write,
-#: :func:`memzoi.ledger.checkout.claimed`); both new and empty.
+#: :func:`memzoi.ledger.checkout.claimed`), 7 → 8 the ``change_folder`` table; all new and empty.
 _STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _to_3,
     3: _to_4,
     4: _new_tables,
     5: _to_6,
     6: _new_tables,
-    7: _to_8,
+    7: _new_tables,
+    8: _to_9,
 }

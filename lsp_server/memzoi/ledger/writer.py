@@ -12,6 +12,7 @@ from pathlib import Path
 from ..base.fsutil import ExternalChange, swap_file
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..base.runtime_errors import RuntimeStateError, runtime_error
+from .folders import new_folders, record as record_folders, remove_empty, remove_recorded
 from .guards import purged_message, refuse_secret_paths, refuse_secret_text, refuse_unwritable
 from .history import missing_change, undo_drift
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal, in_write_order
@@ -192,6 +193,7 @@ def run_change(
         ]
         change_id = _new_change_id()
         ts = now_utc()
+        made = new_folders(root, plan.files, forward=True)  # recorded with the change: its undo removes them
         with ledger.transaction(conn):
             conn.execute(
                 "INSERT INTO change (id, operation, actor, source, reason, summary, status, phase, details_json,"
@@ -216,10 +218,13 @@ def run_change(
                     for i, f in enumerate(stored)
                 ],
             )
+            record_folders(conn, root, change_id, made)
             if plan.db_effects:
                 plan.db_effects(conn, change_id)
         _step("recorded")
         _perform(root, ledger, conn, change_id, _with_modes(plan.files, stored), phase="apply")
+        if plan.restores is not None:  # that change's files are at their before bytes again: so are its folders
+            remove_recorded(conn, root, plan.restores)
         _step("committed")
         _committed(root, paths)
         return ChangeResult(change_id, "applied", stored, plan.operation, plan.details)
@@ -248,12 +253,12 @@ def _perform(
 ) -> None:
     forward = phase == "apply"
     done, undone_back = ("applied", "failed") if forward else ("undone", "applied")
-    folders = _new_folders(root, files, forward=forward)
+    folders = new_folders(root, files, forward=forward)
     try:
         _write_files(root, files, forward=forward, prefix=phase)
     except _Drift as drift:
         clean = _rollback(root, files, drift.written, forward=forward)
-        _remove_empty(folders)
+        remove_empty(folders)
         what = "applying" if forward else "undoing"
         message = (
             f"{drift.path}: the file changed after memzoi read it, so {what} change {change_id} was refused and "
@@ -276,7 +281,7 @@ def _perform(
         _cleanup_temps(root, files)
         status = _classify(root, files, phase)
         if status != done:
-            _remove_empty(folders)
+            remove_empty(folders)
         reason = err.message if isinstance(err, Refusal) else (err.strerror or str(err))
         message = f"writing change {change_id} failed: {reason}"
         ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
@@ -285,31 +290,6 @@ def _perform(
         raise Refusal("write_failed", message + f"; the change is now {status}") from err
     _step(f"{phase}:written")
     ledger.set_status(conn, change_id, done, phase=phase)
-
-
-def _new_folders(root: Path, files: list[FileChange], *, forward: bool) -> list[Path]:
-    """The folders writing ``files`` would create (missing parents of the files the change creates, e.g.
-    ``proposals/resolved/rejected/``), deepest first."""
-    out: set[Path] = set()
-    for f in files:
-        src, dst = (f.before, f.after) if forward else (f.after, f.before)
-        if src is not None or dst is None:
-            continue
-        d = (root / f.path).parent
-        while d != root and root in d.parents and not os.path.lexists(d):
-            out.add(d)
-            d = d.parent
-    return sorted(out, key=lambda p: len(p.parts), reverse=True)
-
-
-def _remove_empty(folders: list[Path]) -> None:
-    """Remove the folders a failed change created, deepest first, each only while it is empty (anything another
-    process put there meanwhile keeps its folder)."""
-    for d in folders:
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
 
 
 def undo_change(
@@ -323,8 +303,9 @@ def undo_change(
     """Undo an ``applied`` change: restore every file's before bytes, at most once (``undoing`` → ``undone``).
 
     Refuses (``change_not_found``, ``not_undoable``, ``undo_drift``) unless the change is applied and every file
-    still equals its after snapshot. The result's files describe the undo itself (``before`` = the change's after,
-    ``after`` = its before), so a created record reads "present → absent".
+    still equals its after snapshot. The folders the change created are removed once empty again
+    (:mod:`memzoi.ledger.folders`); one holding anything else stays. The result's files describe the undo itself
+    (``before`` = the change's after, ``after`` = its before), so a created record reads "present → absent".
     """
     root = _root(project_root)
     with _locked(root, lock_timeout) as (ledger, conn):
@@ -361,6 +342,7 @@ def undo_change(
             )
         _step("recorded")
         _perform(root, ledger, conn, change.id, change.files, phase="undo")
+        remove_recorded(conn, root, change.id)  # the folders the change created, while empty
         _step("committed")
         _committed(root, [f.path for f in change.files])
         # The result states what the undo did: each file goes from the change's after back to its before.

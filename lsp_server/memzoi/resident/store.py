@@ -33,6 +33,7 @@ from ..base.fsio import ReadOnlyTarget, mount_point
 from ..base.fsutil import UnsafeWriteError, atomic_write, read_state
 from ..base.gitexclude import exclude
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
+from ..base.newfolders import make_folders
 from ..base.runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
 from ..base.runtime_errors import classify, runtime_error
 from ..ledger import Refusal
@@ -95,7 +96,8 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     """Hold the OS lock of ``<resolved name>.zuno-write-lock`` beside resident file ``path``, the lock Zuno's
     writers take (:data:`WRITE_LOCK_SUFFIX`), from before the file is checked until its write is recorded: memzoi
     and Zuno, and memzoi processes with different ``MEMZOI_HOME``, then never check-and-replace the file at the
-    same time. The folder is created if needed (the write would create it). The companion stays beside the file,
+    same time. The folder is created if needed (the write would create it), never wider than the folder above it
+    (:func:`memzoi.base.newfolders.make_folders`). The companion stays beside the file,
     where Zuno locks it, and is kept out of ``git status``: ``*.zuno-write-lock`` is added to the repository's
     ``info/exclude`` before it is created (:func:`memzoi.base.gitexclude.exclude`; once per folder and process while
     it stays in place). Raises :class:`Refusal`
@@ -105,7 +107,7 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     companion = target.with_name(target.name + WRITE_LOCK_SUFFIX)
     held = ExitStack()
     try:  # only taking the lock is translated here; errors of the locked block stay what they are
-        companion.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(companion.parent)  # never wider than the folder above it
         if not companion.exists() or not _hidden.get(companion.parent):
             # before the companion is created: it never shows as an untracked file (issue 28)
             _hidden[companion.parent] = exclude(companion.parent, "*" + WRITE_LOCK_SUFFIX)
