@@ -79,8 +79,12 @@ def test_a_moved_repository_is_told_of_its_ledger_and_adopts_it(root, tmp_path, 
     assert check["status"] == "warning" and str(old) in check["message"]
     assert any("--adopt" in s for s in diagnose(moved)["next_steps"])
 
+    killed = project_runtime_dir(moved) / f".{LEDGER_DB}.adopt-0123456789ab.tmp"  # a killed adoption's copy
+    killed.parent.mkdir(parents=True, exist_ok=True)
+    killed.write_bytes(b"partial")
     code, out = cli("reconcile", "--adopt", str(old))
     assert code == 0 and out["adopted"]["changes"] == 1 and out["adopted"]["from"] == str(old)
+    assert not killed.exists()
     assert _tree(old) == kept  # the old folder: not a byte written, nothing made beside it
     assert [c.id for c in history(moved)] == [first]
     assert not [p for p in project_runtime_dir(moved).iterdir() if ".adopt-" in p.name]

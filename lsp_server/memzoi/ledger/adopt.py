@@ -156,6 +156,8 @@ def adopt_ledger(
 def _adopt_locked(root: Path, found: FoundLedger, source: Path, rdir: Path) -> Adopted:
     """:func:`adopt_ledger`'s copy, under the lifecycle lock of ``root`` (its runtime folder ``rdir``)."""
     with lifecycle_lock(root, runtime_dir=rdir):
+        for stale in rdir.glob(f".{LEDGER_DB}.adopt-*.tmp*"):  # a killed adoption's; the lock says none runs now
+            stale.unlink(missing_ok=True)
         tmp = private_file(rdir / f".{LEDGER_DB}.adopt-{secrets.token_hex(6)}.tmp")
         try:
             try:
