@@ -176,8 +176,8 @@ def test_schema_4_ledger_upgrades_in_place(project):
     assert add(project, body="after upgrade")["checkpoint"]["status"] == "open"
     conn = sqlite3.connect(db)
     assert (
-        conn.execute("PRAGMA user_version").fetchone()[0] == 8
-    )  # through 6 (modes), 7 (the checkout table) to 8 (folders)
+        conn.execute("PRAGMA user_version").fetchone()[0] == 9
+    )  # through 6 (modes), 7 (the checkout table), 8 (folders) to 9 (the checkout's place)
     conn.close()
 
 

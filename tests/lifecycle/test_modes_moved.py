@@ -137,8 +137,8 @@ def test_a_ledger_row_without_modes_restores_with_the_umask_mode(repo, umask_022
     assert mode(packet) == 0o644
     conn = sqlite3.connect(db)
     assert (
-        conn.execute("PRAGMA user_version").fetchone()[0] == 8
-    )  # through 6 (modes), 7 (the checkout table) to 8 (folders)
+        conn.execute("PRAGMA user_version").fetchone()[0] == 9
+    )  # through 6 (modes), 7 (the checkout table), 8 (folders) to 9 (the checkout's place)
     conn.close()
 
 

@@ -125,11 +125,15 @@ def derive_keys(project_root: str | os.PathLike[str]) -> RuntimeKeys:
             str(common_path),
         )
     raw = str(root).encode()
-    return RuntimeKeys(
-        runtime_key(root.name, [b"non-git-repository-v2", raw]),
-        runtime_key("worktree", [b"non-git-worktree-v1", raw]),
-        False,
-    )
+    return RuntimeKeys(outside_git_key(root), runtime_key("worktree", [b"non-git-worktree-v1", raw]), False)
+
+
+def outside_git_key(project_root: str | os.PathLike[str]) -> str:
+    """The repository key :func:`derive_keys` gives ``project_root`` (resolved) outside git, or where git refuses to
+    work (another user's repository, not in ``safe.directory``): the folder a project kept its ledger in before
+    git took it as a repository (reference §7.3's non-git variant)."""
+    root = Path(project_root).resolve()
+    return runtime_key(root.name, [b"non-git-repository-v2", str(root).encode()])
 
 
 @lru_cache(maxsize=64)

@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "integrity check of the ledger and the resident candidate database (a damaged one is an error: memzoi "
         "never replaces it, and the next steps say how to keep a copy and export what is readable), with the "
         "next steps, and every change a dead process left in flight or that is uncertain, with what to run "
-        "(`memzoi reconcile`, `memzoi reconcile --recover`). Never writes.",
+        "(`memzoi reconcile`, `memzoi reconcile --recover`), and this checkout's ledger kept in another runtime "
+        "folder (a moved repository's, or the one kept while git refused it: `memzoi reconcile --adopt`). Never "
+        "writes.",
         examples=["memzoi doctor", "memzoi doctor --json --root ../other-repo"],
         exits={
             0: "every check is ok",

@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "history",
         help="list ledger changes, newest first (optionally only those touching PATH)",
         description="List the changes recorded in the ledger, newest first, with their files, actor, source, "
-        "reason and status. With PATH, only the changes that touched that file.",
+        "reason and status. With PATH, only the changes that touched that file. Notes first name a ledger of this "
+        "checkout kept in another runtime folder (a moved repository's, or the one kept while git refused it: "
+        "`memzoi reconcile --adopt` brings it over).",
         examples=["memzoi history", "memzoi history .memzoi/records/use-pnpm.md --limit 5", "memzoi history --json"],
         exits={
             1: "PATH is outside the project, or the ledger is damaged (`corrupt_database`: what could be read is "
@@ -53,10 +55,19 @@ def run(args: argparse.Namespace) -> int:
     from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
 
     notes = checkout_notes(root, shown_local_path)  # another checkout's ledger: said once, before the changes
+    from ..base import ledgerfind  # noqa: PLC0415 lazy: start-up
+
+    # this checkout's ledger in another runtime folder (moved, git refused); a copy's is not this checkout's to name
+    elsewhere = ledgerfind.find_ledgers(root).without_copies()
+    notes += [
+        f"{message}; {step}" if step else message for _, message, step in ledgerfind.notes(elsewhere, shown_local_path)
+    ]
     if args.json:
         out: dict[str, Any] = {"changes": [c.to_json() for c in changes]} if found.read else {}
         if notes:
             out["checkout_notes"] = notes
+        if elsewhere.found:
+            out["ledgers_elsewhere"] = [f.to_json(shown_local_path) for f in elsewhere.found]
         if problem is not None:
             out["error"] = {"code": "corrupt_database", "message": problem}
         emit_json(out)

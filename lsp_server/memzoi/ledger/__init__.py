@@ -29,7 +29,8 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
 Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the
 database and path helpers), :mod:`.writer` (run and undo), :mod:`.guards` (refusals before recording),
 :mod:`.folders` (the folders a change creates), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view`
-(cached per-file facts).
+(cached per-file facts), :mod:`.checkout`
+(whose ledger it is), :mod:`.adopt` (bringing this checkout's ledger over from another runtime folder).
 
 Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
 Reconciliation (:func:`reconcile`, run before every change, by ``memzoi reconcile`` and as the language server

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..base.checkout import checkout_id, foreign, set_aside_path
-from ..base.runtime import private_file
+from ..base.runtime import cached_keys, private_file
 from .schema import _SCHEMA
 
 
@@ -39,6 +39,8 @@ def claimed(
         return conn
     was = bound(conn)
     if was is not None and was == current:
+        if write:
+            _record_place(conn, root)
         return conn
     if not write:
         if foreign(was, current):
@@ -54,13 +56,48 @@ def claimed(
         if was != mine:
             if was is not None:
                 set_aside(conn, db)
-            conn.execute("DELETE FROM ledger_checkout")
-            conn.execute("INSERT INTO ledger_checkout (id, bound_at) VALUES (?, ?)", (mine, now()))
+            bind(conn, root, mine, now())
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
     return conn
+
+
+def place(root: Path) -> tuple[str, str]:
+    """Where the checkout of ``root`` is: its resolved project root and git common dir (empty outside git), as
+    ``ledger_checkout`` records them (schema 9), so a ledger left under the key of a moved repository can later be
+    told from one a copy of the repository still uses (:mod:`memzoi.base.ledgerfind`)."""
+    resolved = Path(root).resolve()
+    return str(resolved), cached_keys(resolved).git_common_dir
+
+
+def bind(conn: sqlite3.Connection, root: Path, checkout: str, at: str) -> None:
+    """Make ``checkout`` (an id) the one the ledger of ``conn`` is written for, bound at ``at`` (RFC 3339), with the
+    place of ``root`` (:func:`place`); the caller holds the write transaction."""
+    conn.execute("DELETE FROM ledger_checkout")
+    conn.execute(
+        "INSERT INTO ledger_checkout (id, bound_at, project_root, git_common_dir) VALUES (?, ?, ?, ?)",
+        (checkout, at, *place(root)),
+    )
+
+
+def _record_place(conn: sqlite3.Connection, root: Path) -> None:
+    """Record the place of ``root``'s checkout in its ledger bound before schema 9 (``NULL`` there), once: a writer's
+    connection asks, and writes only when it is missing."""
+    row = conn.execute("SELECT 1 FROM ledger_checkout WHERE project_root IS NULL LIMIT 1").fetchone()
+    if row is None:
+        return
+    with_place = place(root)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(
+            "UPDATE ledger_checkout SET project_root = ?, git_common_dir = ? WHERE project_root IS NULL", with_place
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def set_aside(conn: sqlite3.Connection, db: Path) -> Path:

@@ -115,7 +115,9 @@ CREATE TABLE IF NOT EXISTS runtime_operation (
 );
 CREATE TABLE IF NOT EXISTS ledger_checkout (
     id TEXT NOT NULL,
-    bound_at TEXT NOT NULL
+    bound_at TEXT NOT NULL,
+    project_root TEXT,
+    git_common_dir TEXT
 );
 CREATE TABLE IF NOT EXISTS change_folder (
     change_id TEXT NOT NULL REFERENCES change(id),
@@ -131,8 +133,11 @@ CREATE TABLE IF NOT EXISTS change_folder (
 #: permission bits (``before_mode``, ``after_mode``; ``NULL`` in older rows: the umask's mode, as before); 7: the
 #: checkout the ledger was written for (``ledger_checkout``, one row; :mod:`memzoi.ledger.checkout`); 8: the folders
 #: each change creates (``change_folder``; none for older changes), removed again when empty once the change's files
-#: are back at their before bytes (:mod:`memzoi.ledger.folders`).
-_USER_VERSION = 8
+#: are back at their before bytes (:mod:`memzoi.ledger.folders`); 9: where the ledger's checkout was when it bound it
+#: (``ledger_checkout.project_root``, ``git_common_dir``; ``NULL`` until its next write), so a ledger left under the
+#: key of a moved repository can be told from one a copy of the repository still uses (:mod:`memzoi.base.ledgerfind`).
+_USER_VERSION = 9
+_PLACE_COLUMNS = ("project_root TEXT", "git_common_dir TEXT")
 _MODE_COLUMNS = ("before_mode INTEGER", "after_mode INTEGER")
 _APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
 _DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
@@ -289,6 +294,12 @@ def _to_6(conn: sqlite3.Connection) -> None:
     _add_columns(conn, "change_file", _MODE_COLUMNS)
 
 
+def _to_9(conn: sqlite3.Connection) -> None:
+    """Schema 8 → 9: ``project_root`` and ``git_common_dir`` on ``ledger_checkout`` (``NULL`` for a bound row: its
+    checkout records its place at its next write, :func:`memzoi.ledger.checkout.claimed`)."""
+    _add_columns(conn, "ledger_checkout", _PLACE_COLUMNS)
+
+
 #: The step from each schema version to the next (:func:`_step`): 4 → 5 adds the ``checkpoint`` and
 #: ``runtime_operation`` tables, 6 → 7 the ``ledger_checkout`` table (bound to a checkout at the ledger's next write,
 #: :func:`memzoi.ledger.checkout.claimed`), 7 → 8 the ``change_folder`` table; all new and empty.
@@ -299,4 +310,5 @@ _STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: _to_6,
     6: _new_tables,
     7: _new_tables,
+    8: _to_9,
 }

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..base.checkout import foreign_note, read_only, set_aside_notes
 from ..base.gitowner import git_refusal, refused_words
+from ..base.ledgerfind import find_ledgers, notes
 from ..base.runtime import LEDGER_DB, RESIDENT_DB, database_started, loose_modes, memzoi_home, project_runtime_dir
 from ..base.runtime_errors import KINDS, RuntimeStateError, damage, guard, runtime_error
 from ..judge.pathsafety import shown_local_path, shown_path, with_shown_paths
@@ -84,6 +85,8 @@ def diagnose(root: Path) -> dict[str, Any]:
     sound = _integrity_check(report, "ledger", ledger_db, "ledger")
     if not _checkout_check(report, root) and sound:  # another checkout's changes are not this one's to settle
         _unsettled_check(report, root, ledger_db)
+    for status, message, step in notes(find_ledgers(root), shown_local_path):  # a moved repository's, ...
+        report.check("ledger_elsewhere", status, message, step)
     _integrity_check(report, "resident_candidates", memzoi_home() / RESIDENT_DB, "resident")
     db = store_path(root)
     _index_checks(report, root, db, linked)
@@ -154,7 +157,10 @@ def _git_check(report: _Report, root: Path) -> None:
     top = worktree_root(root)
     refused = git_refusal(root) if top is None else None
     if refused is not None:
-        report.check("git", "warning", *refused_words(shown_local_path(refused)))
+        problem, step = refused_words(shown_local_path(refused))
+        # keyed as outside git until then, the runtime folder changes with it (memzoi.base.ledgerfind)
+        later = "; the ledger's changes made until then stay behind: `memzoi doctor` then names them, to bring over"
+        report.check("git", "warning", problem, step + later)
     elif top is None:
         report.check("git", "skip", OUTSIDE_GIT)
     else:
