@@ -13,6 +13,7 @@ import errno
 import json
 import os
 import sqlite3
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -60,11 +61,23 @@ class Fault:
             return os.path.abspath(os.fsdecode(path)).startswith(self.home)
 
         def connect(path, *a, **k):
+            if k.get("uri") and os.fspath(path).startswith("file:"):
+                return read_only_open(path, *a, **k)
             if under(path):
                 if kind == "enospc":  # opens, then every statement fails, as on a full disk
                     return _Failing(real_connect(path, *a, **k), lambda: sqlite_error(kind))
                 raise sqlite_error(kind)
             return real_connect(path, *a, **k)
+
+        def read_only_open(target, *a, **k):
+            """SQLite's rule for a read-only open (https://sqlite.org/wal.html, "Read-Only Databases"): where the
+            folder cannot be written, ``mode=ro`` opens only while the ``-shm`` exists; ``immutable=1`` always."""
+            file, _, query = os.fspath(target).removeprefix("file://").partition("?")
+            path = urllib.parse.unquote(file)
+            if under(path) and kind in ("erofs", "eacces") and "immutable=1" not in query:
+                if not os.path.exists(path + "-shm"):
+                    raise sqlite_error(kind)
+            return real_connect(target, *a, **k)
 
         def open_(path, flags, *a, **k):
             if under(path) and flags & writing and (kind != "enospc" or not os.path.exists(path)):
@@ -174,12 +187,13 @@ def _apply(kind: str, home: Path, monkeypatch) -> None:
 
 def _cases(commands):
     """(argv, kind) pairs: every command under every failure, except rebuild of a damaged index, which replaces it
-    (test_rebuild_replaces_a_damaged_index)."""
+    (test_rebuild_replaces_a_damaged_index), and the resident listing of a home it can still read, which lists
+    (tests/resident/test_readonly_home.py): only a damaged database stops it."""
     return [
         pytest.param(argv, kind, id=f"{' '.join(argv[:2])}-{kind}")
         for argv in commands
         for kind in CODES
-        if not (argv == ("rebuild",) and kind == "corrupt")
+        if not (argv == ("rebuild",) and kind == "corrupt") and not (argv == ("resident", "list") and kind != "corrupt")
     ]
 
 
