@@ -185,15 +185,20 @@ def _apply(kind: str, home: Path, monkeypatch) -> None:
         Fault(kind, home, monkeypatch)
 
 
+#: Commands that only read the ledger or the resident candidates: they need no write access.
+READS = {("history",), ("local", "list"), ("resident", "list")}
+
+
 def _cases(commands):
     """(argv, kind) pairs: every command under every failure, except rebuild of a damaged index, which replaces it
-    (test_rebuild_replaces_a_damaged_index), and the resident listing of a home it can still read, which lists
-    (tests/resident/test_readonly_home.py): only a damaged database stops it."""
+    (test_rebuild_replaces_a_damaged_index), and the reads of the ledger and the resident candidates, which
+    answer from a home they can still read (tests/lifecycle/test_readonly_home.py,
+    tests/resident/test_readonly_home.py): only a damaged database stops them."""
     return [
         pytest.param(argv, kind, id=f"{' '.join(argv[:2])}-{kind}")
         for argv in commands
         for kind in CODES
-        if not (argv == ("rebuild",) and kind == "corrupt") and not (argv == ("resident", "list") and kind != "corrupt")
+        if not (argv == ("rebuild",) and kind == "corrupt") and not (argv in READS and kind != "corrupt")
     ]
 
 
