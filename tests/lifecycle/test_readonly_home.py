@@ -1,7 +1,8 @@
-"""The ledger's reads need no write access: on a read-only memzoi home (a read-only mount, folders without write
-permission) ``memzoi history``, ``local list``, ``checkpoint list`` and ``check`` (its ledger facts) answer, and
-write nothing there; a change still refuses. ``real``: the home made read-only for real (``tests.readonly_home``);
-``erofs``/``eacces``: emulated in this process (SQLite's read-only open rule and failing writes, ``Fault``)."""
+"""Reads of the ledger and the index need no write access: on a read-only memzoi home (a read-only mount, folders
+without write permission) ``memzoi history``, ``local list``, ``checkpoint list``, ``check`` (its ledger facts) and
+``search`` (from a private index, :mod:`memzoi.stores.readindex`) answer, and write nothing there; a change still
+refuses. ``real``: the home made read-only for real (``tests.readonly_home``); ``erofs``/``eacces``: emulated in
+this process (SQLite's read-only open rule and failing writes, ``Fault``)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def test_ledger_reads_answer_from_a_read_only_home(repo, how, monkeypatch, capsy
         assert [r["title"] for r in json.loads(out)["records"]] == ["Local note"]
         code, out, err = _run(capsys, repo, "checkpoint", "list", "--json")
         assert code == 0 and json.loads(out) == {"version": 0, "checkpoints": []}, (out, err)
+        code, out, err = _run(capsys, repo, "search", "auth", "--json", "--no-progress")  # a private index
+        assert code == 0 and json.loads(out)["records"], (out, err)
         code, out, err = _run(capsys, repo, "check")
         assert "cannot read the ledger" not in err, err  # its facts are read, not dropped
         code, out, _ = _run(capsys, repo, "local", "add", "--title", "Another", "--body", "B.", "--json")
