@@ -45,7 +45,7 @@ def _text(arg: dict[str, Any], key: str) -> str:
 @command(STATE)
 async def state(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The WorkStateProjection (:func:`memzoi.resident.projection.work_state`); empty lists without a project."""
-    from memzoi.resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.projection import reconcile_jobs_before_read, work_state  # noqa: PLC0415 lazy: start-up
 
     from .resident_view import where  # noqa: PLC0415 lazy: start-up
 
@@ -54,7 +54,7 @@ async def state(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     root, _file = where(ls, arg)
 
     def collect() -> dict[str, Any]:
-        reconcile_jobs()
+        reconcile_jobs_before_read()
         return work_state(root)
 
     return await asyncio.get_running_loop().run_in_executor(None, collect)

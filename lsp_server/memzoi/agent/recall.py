@@ -15,6 +15,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from tempfile import TemporaryDirectory
 from typing import Any
 
 from ..base.findings import CODES
@@ -23,6 +24,7 @@ from ..ledger import Refusal
 from ..stores import changefeed
 from ..stores.findlisting import Ahead
 from ..stores.index import Index, IndexUnavailable
+from ..stores.readindex import open_for_read
 from .bounds import LEGACY, shown_memory, withheld
 
 #: Findings that make a record's text unfit to hand to a model whatever their severity.
@@ -127,12 +129,13 @@ class Reader:
         #: :func:`memzoi.stores.changefeed.refreshing`), kept only where the refresh then changed none of the rows it
         #: judged (:meth:`memzoi.stores.index.Index.refresh_querying`, ``memzoi search``'s rule); else ``None``.
         self.early: Any = None
+        self._scratch: TemporaryDirectory[str] | None = None  # the private index's folder (stores.readindex)
 
     def __enter__(self) -> Reader:
         if not (self.root / ".memzoi").is_dir():
             raise Refusal("no_project", f"no .memzoi directory at {self.root}; start the server with --root PROJECT")
         try:
-            self.index = Index(self.root, workers=1)
+            self.index, self._scratch = open_for_read(self.root)  # a private one where the home cannot be written
             with changefeed.refreshing(self.root) as walked:  # a long-lived process's listing (notifications, find)
                 if self.index.schema_problem:
                     self.index.rebuild()
@@ -141,11 +144,18 @@ class Reader:
                 else:
                     self.index.refresh(walked=walked)
         except IndexUnavailable as err:
+            self._cleanup()
             raise Refusal("index_unavailable", str(err)) from None
         return self
 
+    def _cleanup(self) -> None:
+        if getattr(self, "index", None) is not None:
+            self.index.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: object) -> None:
-        self.index.close()
+        self._cleanup()
         if isinstance(err, DAMAGED_ROW):
             raise damaged_row(self.index.path, err) from None
 

@@ -156,13 +156,15 @@ def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
 
 def _reconciled(root: Path) -> None:
     """Classify candidates a dead process left in flight before showing anything (best effort: a busy lock or an
-    invalid configuration is reported by the command itself)."""
+    invalid configuration is reported by the command itself; a memzoi home that cannot be written, read-only or
+    full, skips it, since showing must not need write access, and a damaged database is named by the read)."""
+    from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..resident import service  # noqa: PLC0415 lazy: start-up
 
     try:
         service.reconcile(root)
-    except Refusal:
+    except (Refusal, RuntimeStateError):
         pass
 
 

@@ -190,10 +190,10 @@ def run_reflect(args: argparse.Namespace) -> int:
 
 def run_jobs(args: argparse.Namespace) -> int:
     """List reflection jobs of this project (newest first)."""
-    from ..resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
+    from ..resident.projection import reconcile_jobs_before_read, work_state  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
-        reconcile_jobs()
+        reconcile_jobs_before_read()
         rows = [
             j
             for j in work_state(project_root(args))["reflection_jobs"]
@@ -234,10 +234,10 @@ def run_job(args: argparse.Namespace) -> int:
 
 def run_state(args: argparse.Namespace) -> int:
     """Print the WorkStateProjection."""
-    from ..resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
+    from ..resident.projection import reconcile_jobs_before_read, work_state  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
-        reconcile_jobs()
+        reconcile_jobs_before_read()
         state = work_state(project_root(args))  # its paths shown (projection.shown_paths), never raw
         if args.json:
             emit_json(state)

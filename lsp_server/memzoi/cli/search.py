@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
-    from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
+    from ..stores.readindex import open_for_read  # noqa: PLC0415 lazy: start-up
 
     with cached_patterns():  # the detectors that scrub the query compile their patterns from the cache
         from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up
@@ -184,9 +184,12 @@ def run(args: argparse.Namespace) -> int:
             index=index,
         )
 
+    scratch = None
     try:
-        # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json).
-        with Index(root) as index, guard(index.path, "index"):
+        # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json); a
+        # home that cannot be written gets a private index for this search (stores.readindex).
+        opened, scratch = open_for_read(root, workers=None)
+        with opened as index, guard(index.path, "index"):
             early = None
             try:
                 if index.schema_problem:
@@ -200,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
         return refuse(args, err)
     finally:
         walked.close()  # find is reaped even where the refresh did not ask for its listing (a rebuild)
+        if scratch is not None:
+            scratch.cleanup()
     hits = found["results"]
     if args.json:
         emit_json(

@@ -12,6 +12,7 @@ from ..base.checkout import read_only, set_aside_ledgers
 from ..base.findings import Finding, finding
 from ..base.runtime_errors import RuntimeStateError, damage, damaged
 from .model import ChangeRecord, Purged, Refusal, unsettled
+from .reading import read_ledger
 from .store import CHANGE_ID_PREFIX, Ledger, _root, _state_or_error
 
 
@@ -22,8 +23,7 @@ def history(
     ledger = Ledger.for_project(_root(project_root), create=False)
     if not ledger.exists:
         return []
-    with ledger.connect() as conn:
-        return ledger.history(conn, path, limit)
+    return read_ledger(ledger, lambda conn: ledger.history(conn, path, limit))  # no write access needed
 
 
 def undo_drift(
@@ -119,8 +119,7 @@ def checked_history(
     if not ledger.exists:
         return HistoryRead()
     try:
-        with ledger.connect() as conn:
-            changes = ledger.history(conn, path, limit)
+        changes = read_ledger(ledger, lambda conn: ledger.history(conn, path, limit))
     except RuntimeStateError as err:
         if err.code != "corrupt_database":
             raise
@@ -157,8 +156,7 @@ def get_change(project_root: str | os.PathLike[str], change_id: str) -> ChangeRe
     ledger = Ledger.for_project(_root(project_root), create=False)
     if not ledger.exists:
         return None
-    with ledger.connect() as conn:
-        return ledger.get(conn, change_id)
+    return read_ledger(ledger, lambda conn: ledger.get(conn, change_id))
 
 
 def undo_available(project_root: str | os.PathLike[str], change: ChangeRecord) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .reading import read_ledger
 from .store import Ledger
 
 
@@ -76,8 +77,7 @@ def list_local(project_root: str | os.PathLike[str]) -> list[LocalRecord]:
     ledger = _ledger(project_root)
     if ledger is None:
         return []
-    with ledger.connect() as conn:
-        return [_row(r) for r in conn.execute(VISIBLE + " ORDER BY l.rowid DESC")]
+    return read_ledger(ledger, lambda conn: [_row(r) for r in conn.execute(VISIBLE + " ORDER BY l.rowid DESC")])
 
 
 def get_local(project_root: str | os.PathLike[str], record_id: str) -> LocalRecord | None:
@@ -85,9 +85,12 @@ def get_local(project_root: str | os.PathLike[str], record_id: str) -> LocalReco
     ledger = _ledger(project_root)
     if ledger is None:
         return None
-    with ledger.connect() as conn:
+
+    def one(conn: sqlite3.Connection) -> LocalRecord | None:
         r = conn.execute(VISIBLE + " AND l.id = ? ORDER BY l.rowid DESC LIMIT 1", (record_id,)).fetchone()
         return None if r is None else _row(r)
+
+    return read_ledger(ledger, one)
 
 
 def search_local(project_root: str | os.PathLike[str], query: str, *, limit: int = 50) -> list[LocalRecord]:

@@ -35,6 +35,7 @@ from ..judge.config import load_section
 from ..judge.revision import content_hash
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..ledger.local_records import VISIBLE
+from ..ledger.reading import read_ledger
 from ..read.render import render_packet
 from .common import concept_slug
 from .local import CREDENTIAL_CODES, LocalRecordValues, _insert
@@ -207,9 +208,12 @@ def get_candidate(project_root: str | os.PathLike[str], cid: str) -> Candidate |
     ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
     if not ledger.exists:
         return None
-    with ledger.connect() as conn:
+
+    def one(conn: sqlite3.Connection) -> Candidate | None:
         r = conn.execute(_SELECT + " WHERE k.id = ?", (cid,)).fetchone()
         return None if r is None else _row(r)
+
+    return read_ledger(ledger, one)  # read-only where the home cannot be written
 
 
 def list_candidates(project_root: str | os.PathLike[str], *, state: str | None = "pending") -> list[Candidate]:
@@ -217,8 +221,7 @@ def list_candidates(project_root: str | os.PathLike[str], *, state: str | None =
     ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
     if not ledger.exists:
         return []
-    with ledger.connect() as conn:
-        rows = [_row(r) for r in conn.execute(_SELECT + " ORDER BY k.created_at, k.id")]
+    rows = read_ledger(ledger, lambda conn: [_row(r) for r in conn.execute(_SELECT + " ORDER BY k.created_at, k.id")])
     return [c for c in rows if state is None or c.state == state]
 
 

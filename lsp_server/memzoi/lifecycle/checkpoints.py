@@ -44,6 +44,7 @@ import blake3
 from ..base.clock import utc_now
 from ..judge.retention import evaluate_retention, format_instant, retention_boundary
 from ..ledger import ChangePlan, Ledger, Refusal, run_change
+from ..ledger.reading import read_ledger
 from . import operations as ops
 from .local import CREDENTIAL_CODES, content_codes
 from .propose import check_scannable
@@ -340,8 +341,7 @@ def current_version(project_root: str | os.PathLike[str]) -> int:
     ledger = _ledger(project_root)
     if ledger is None:
         return 0
-    with ledger.connect() as conn:
-        return set_version(conn)
+    return read_ledger(ledger, set_version)
 
 
 def list_checkpoints(project_root: str | os.PathLike[str]) -> tuple[int, list[Checkpoint]]:
@@ -349,8 +349,9 @@ def list_checkpoints(project_root: str | os.PathLike[str]) -> tuple[int, list[Ch
     ledger = _ledger(project_root)
     if ledger is None:
         return 0, []
-    with ledger.connect() as conn:
-        return set_version(conn), [_row(r) for r in conn.execute(_VISIBLE + " ORDER BY k.seq DESC")]
+    return read_ledger(
+        ledger, lambda conn: (set_version(conn), [_row(r) for r in conn.execute(_VISIBLE + " ORDER BY k.seq DESC")])
+    )
 
 
 def get_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str) -> Checkpoint | None:
@@ -358,5 +359,4 @@ def get_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str) -> 
     ledger = _ledger(project_root)
     if ledger is None:
         return None
-    with ledger.connect() as conn:
-        return visible(conn, checkpoint_id)
+    return read_ledger(ledger, lambda conn: visible(conn, checkpoint_id))

@@ -109,9 +109,12 @@ def load_candidate(conn: sqlite3.Connection, candidate_id: str) -> Candidate:
 
 
 def find_candidate(candidate_id: str) -> Candidate:
-    """The candidate ``candidate_id`` (its own connection). Raises :class:`Refusal` ``candidate_not_found``."""
-    with db.connect() as conn:
-        return load_candidate(conn, candidate_id)
+    """The candidate ``candidate_id`` (its own read-only connection, :func:`.candidates.read`). Raises
+    :class:`Refusal` ``candidate_not_found``."""
+    cand = db.read(lambda conn: db.get(conn, candidate_id), None)
+    if cand is None:
+        raise Refusal("candidate_not_found", f"no resident-memory candidate {candidate_id}; see `memzoi resident list`")
+    return cand
 
 
 def write_entries(

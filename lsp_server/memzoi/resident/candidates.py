@@ -25,20 +25,22 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ..base.dbread import read_database
 from ..base.runtime import RESIDENT_DB, memzoi_home, private_file
 from ..base.runtime_errors import guard, runtime_error
 from ..base.vocabulary import RESIDENT_SOURCES
 from ..ledger import Refusal
 from ..ledger.store import immediate as transaction
-from .candidate_schema import ensure_schema
+from .candidate_schema import USER_VERSION, ensure_schema
 from .store import runtime_root
 
+T = TypeVar("T")
 DB_NAME = RESIDENT_DB
 #: Where a candidate comes from (read as ``candidates.SOURCES``).
 SOURCES = RESIDENT_SOURCES
@@ -146,6 +148,35 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             yield conn
     finally:
         conn.close()
+
+
+def read(fn: Callable[[sqlite3.Connection], T], default: T, path: Path | None = None) -> T:
+    """``fn(conn)`` on a read-only connection to the candidate database (``path``, else :func:`db_path`), or
+    ``default`` when there is no database or no candidate table yet: every listing reads through here, so a
+    read-only memzoi home still lists (:func:`memzoi.base.dbread.read_database`: nothing is written, created or
+    migrated; an older schema's rows read with the newer columns at their defaults). ``fn`` must only read (it may
+    run twice). Raises :class:`~memzoi.ledger.Refusal` ``resident_schema`` for a newer schema, and
+    :class:`~memzoi.base.runtime_errors.RuntimeStateError` naming the database when it cannot be read."""
+    path = path or db_path()
+    if not path.exists():
+        return default
+
+    def reading(conn: sqlite3.Connection) -> T:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > USER_VERSION:
+            raise Refusal(
+                "resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp"
+            )
+        if not has_table(conn, "memory_candidate"):
+            return default
+        return fn(conn)
+
+    return read_database(path, reading, "resident")
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the database of ``conn`` holds the table ``name`` (a reader creates none)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def insert(conn: sqlite3.Connection, cand: Candidate) -> tuple[Candidate, bool]:
@@ -324,12 +355,13 @@ def set_status(conn: sqlite3.Connection, candidate_id: str, status: str, error: 
 def signature() -> str | None:
     """A digest of every candidate's id, status and update time, or ``None`` when there is no database yet: a
     watcher of the database compares it to tell a change of the candidates (CLI, agents, other editors) from the
-    file events a mere read makes (WAL and shared-memory files come and go). Never creates the database."""
-    path = db_path()
-    if not path.exists():
+    file events a mere read makes (WAL and shared-memory files come and go). Never creates or writes the database
+    (:func:`read`)."""
+    rows = read(
+        lambda conn: conn.execute("SELECT id, status, time_updated FROM memory_candidate ORDER BY id").fetchall(), None
+    )
+    if rows is None:
         return None
-    with connect(path) as conn:
-        rows = conn.execute("SELECT id, status, time_updated FROM memory_candidate ORDER BY id").fetchall()
     return hashlib.blake2b(repr([tuple(r) for r in rows]).encode(), digest_size=16).hexdigest()
 
 

@@ -17,6 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..base.runtime_errors import RuntimeStateError
 from ..judge.config_model import MemzoiConfig
 from ..judge.pathsafety import shown_local_path, with_shown_paths
 from ..ledger import Refusal
@@ -125,8 +126,23 @@ def job_projection(job: jobs.Job, records: dict[str, dict[str, Any]]) -> dict[st
 
 
 def _jobs(conn: sqlite3.Connection, root: Path) -> list[dict[str, Any]]:
-    jobs.ensure(conn)
+    if not db.has_table(conn, "memory_reflection_job"):  # a reader creates no table: no job was ever admitted
+        return []
     return [job_projection(j, jobs.events(conn, j.id)) for j in jobs.list_jobs(conn, project_root=str(root))]
+
+
+_Read = tuple[list[Candidate], list[dict[str, Any]], dict[tuple[str, str], str]]
+
+
+def _candidates_and_jobs(conn: sqlite3.Connection, root: Path, paths: list[str]) -> _Read:
+    """The files' candidates, the project's jobs and every job's id by (session, message), read in ``conn``."""
+    cands = db.list_for_paths(conn, paths)
+    job_rows = _jobs(conn, root)
+    known = {(j["session_id"], j["source_message_id"]): j["id"] for j in job_rows}
+    if job_rows or db.has_table(conn, "memory_reflection_job"):
+        for sid, mid, jid in conn.execute("SELECT session_id, source_message_id, id FROM memory_reflection_job"):
+            known.setdefault((sid, mid), jid)
+    return cands, job_rows, known
 
 
 def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> dict[str, Any]:
@@ -138,7 +154,8 @@ def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> 
          "reflection_jobs": [job_projection …]}                # newest first
 
     Paths are shown by :func:`shown_paths`, then every string screened. Raises :class:`Refusal` ``invalid_config``
-    when the project's ``[resident]`` cannot say where the files are. Never creates the database."""
+    when the project's ``[resident]`` cannot say where the files are. Never creates or writes the database: a
+    read-only memzoi home still answers (:func:`.candidates.read`)."""
     root = Path(project_root).resolve()
     config = config or project_config(root)
     files = []
@@ -147,17 +164,9 @@ def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> 
         data.pop("block", None)
         files.append(data)
     entries = [{"scope": f["scope"], "content": e} for f in files for e in f["entries"]]
-    cands: list[Candidate] = []
-    job_rows: list[dict[str, Any]] = []
-    if db.db_path().exists():
-        with db.connect() as conn:
-            cands = db.list_for_paths(conn, [str(f.path) for f in resident_files(root, config)])
-            job_rows = _jobs(conn, root)
-            known = {(j["session_id"], j["source_message_id"]): j["id"] for j in job_rows}
-            for sid, mid, jid in conn.execute("SELECT session_id, source_message_id, id FROM memory_reflection_job"):
-                known.setdefault((sid, mid), jid)
-    else:
-        known = {}
+    paths = [str(f.path) for f in resident_files(root, config)]
+    none: _Read = ([], [], {})  # no database yet
+    cands, job_rows, known = db.read(lambda conn: _candidates_and_jobs(conn, root, paths), none)
     state: dict[str, Any] = screen(
         shown_paths(
             {
@@ -174,21 +183,23 @@ def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> 
 def job_detail(job_id: str) -> dict[str, Any]:
     """``{"job", "request", "outcome", "candidates"}`` of the reflection job ``job_id`` (a unique prefix works):
     the records exactly as stored, secrets screened and local paths shown (:func:`shown_paths`); ``candidates`` are the ids the review proposed. Raises
-    :class:`Refusal` ``job_not_found``."""
-    if not db.db_path().exists():
-        raise Refusal("job_not_found", f"no reflection job {job_id}; see `memzoi resident jobs`")
-    with db.connect() as conn:
-        jobs.ensure(conn)
-        job = jobs.get_job(conn, job_id)
+    :class:`Refusal` ``job_not_found``. A read: never writes the database (:func:`.candidates.read`)."""
+
+    def reading(conn: sqlite3.Connection) -> tuple[jobs.Job, dict[str, dict[str, Any]], list[str]] | None:
+        job = jobs.get_job(conn, job_id) if db.has_table(conn, "memory_reflection_job") else None
         if job is None:
-            raise Refusal("job_not_found", f"no reflection job {job_id}; see `memzoi resident jobs`")
-        records = jobs.events(conn, job.id)
+            return None
         rows = conn.execute(
             "SELECT id FROM memory_candidate WHERE source = 'reflection' AND source_session_id = ? "
             "AND source_message_id = ? ORDER BY time_created",
             (job.session_id, job.source_message_id),
         )
-        cands = [r[0] for r in rows]
+        return job, jobs.events(conn, job.id), [r[0] for r in rows]
+
+    found = db.read(reading, None)
+    if found is None:
+        raise Refusal("job_not_found", f"no reflection job {job_id}; see `memzoi resident jobs`")
+    job, records, cands = found
     detail: dict[str, Any] = screen(
         shown_paths(
             {
@@ -209,6 +220,16 @@ def reconcile_jobs(now: int | None = None) -> list[str]:
         return []
     with db.connect() as conn:
         return jobs.reconcile_expired(jobs.ensure(conn), now)
+
+
+def reconcile_jobs_before_read() -> None:
+    """:func:`reconcile_jobs` as a listing runs it first: skipped when the database cannot be written now (a
+    read-only or full memzoi home, a lock held elsewhere, a damaged file), since reading must not need write
+    access; the listing then shows the jobs as recorded, and reports a damaged database itself."""
+    try:
+        reconcile_jobs()
+    except RuntimeStateError:
+        pass
 
 
 def job_text(detail: dict[str, Any]) -> str:

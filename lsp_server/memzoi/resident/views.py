@@ -79,13 +79,11 @@ def listed_views(project_root: str | Path, config: MemzoiConfig | None = None) -
 def candidates_for(
     project_root: str | Path, config: MemzoiConfig | None = None, files: list[ResidentFile] | None = None
 ) -> list[Candidate]:
-    """The candidates of the project's two resident files (pending first, newest first; Zuno's listing order)."""
+    """The candidates of the project's two resident files (pending first, newest first; Zuno's listing order),
+    read without write access (:func:`.candidates.read`: a read-only memzoi home still lists them)."""
     root = Path(project_root).resolve()
-    files = files or resident_files(root, config or project_config(root))
-    if not db.db_path().exists():
-        return []
-    with db.connect() as conn:
-        return db.list_for_paths(conn, [str(f.path) for f in files])
+    paths = [str(f.path) for f in files or resident_files(root, config or project_config(root))]
+    return db.read(lambda conn: db.list_for_paths(conn, paths), [])
 
 
 def entry_provenance(entries: list[str], history: list[Candidate]) -> list[Candidate | None]:
