@@ -142,3 +142,18 @@ def test_init_of_a_new_project_says_the_first_rebuild_builds_the_index(tmp_path)
     assert _memzoi(tmp_path / "p", tmp_path / "home", "rebuild").returncode == 0
     again = _memzoi(tmp_path / "p", tmp_path / "home", "init")
     assert "memzoi rebuild" not in again.stdout, again.stdout
+
+
+def test_init_in_a_repository_hides_the_temporary_files_of_writes(tmp_path, monkeypatch, capsys):
+    """``init`` writes ``config.toml`` through a temporary file beside it: the repository ignores such names from
+    then on (``info/exclude``), before the first one is made."""
+    import subprocess
+
+    from memzoi.base.gitexclude import TEMP_PATTERN
+    from memzoi.base.runtime import git_env
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    proj = tmp_path / "proj"
+    subprocess.run(["git", "init", "-q", "--template=", str(proj)], check=True, env=git_env())
+    assert main(["init", str(proj), "--json"]) == 0
+    assert (proj / ".git" / "info" / "exclude").read_text(encoding="utf-8").splitlines().count(TEMP_PATTERN) == 1

@@ -1,11 +1,13 @@
 """Issue 28: the lock companion Zuno's writers take beside a resident file (``<name>.zuno-write-lock``) never shows
-as an untracked file of the repository: a real git repository, ``git status --porcelain`` before and after."""
+as an untracked file of the repository: a real git repository, ``git status --porcelain`` before and after. Nor
+does the temporary file a resident write makes beside the file (``.<name>.<12 hex>.tmp``), left by a write killed
+before its rename."""
 
 from __future__ import annotations
 
 import subprocess
 
-from memzoi.base.gitexclude import COMMENT, exclude
+from memzoi.base.gitexclude import COMMENT, TEMP_PATTERN, exclude
 from memzoi.resident import service
 from memzoi.resident.store import WRITE_LOCK_SUFFIX
 
@@ -64,3 +66,20 @@ def test_a_linked_worktree_uses_the_common_exclude_file(project, tmp_path):
 def test_outside_a_repository_nothing_is_excluded(tmp_path):
     assert exclude(tmp_path, "*" + WRITE_LOCK_SUFFIX) is False
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_resident_writes_temporary_file_never_shows(project):
+    """After a write, a file of the name and folder a write killed before its rename leaves is not listed; a
+    name a user chose there is."""
+    _repo(project)
+    _approve(project, "Run make lint.")
+    exclude_file = project / ".git" / "info" / "exclude"
+    assert exclude_file.read_text(encoding="utf-8").splitlines().count(TEMP_PATTERN) == 1
+    left = rules(project).with_name(f".{rules(project).name}.0123456789ab.tmp")
+    left.write_bytes(b"half\n")  # the name and place the killed write leaves (memzoi.base.fsio.temp_name)
+    mine = rules(project).with_name(".RULES.draft.tmp")
+    mine.write_bytes(b"mine\n")
+    assert _git(project, "status", "--porcelain", "--untracked-files=all").splitlines() == [
+        "?? .zuno/.RULES.draft.tmp",
+        "?? .zuno/RULES.md",
+    ]

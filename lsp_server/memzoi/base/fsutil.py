@@ -14,6 +14,10 @@ the moment of the switch, with no window between the check and the rename:
 * **create**: the temporary file is linked to the target name, which fails if any file appeared meanwhile;
 * **delete**: the target is renamed aside, compared, and unlinked, or linked back on a mismatch.
 
+Before the first temporary name is made in a folder, the repository holding it is told to ignore such names
+(:func:`memzoi.base.gitexclude.hide_temporaries`): one a killed process leaves never shows in ``git status`` nor
+enters a commit made before reconciliation removes it.
+
 An edit that lands *after* the switch lands on the new file (or recreates a deleted one) and stays there. The
 one pattern no rename scheme can see is a process that opened the old file before the switch and writes into it
 later without truncating; editors truncate (or rename) when they save, so their edits are never lost.
@@ -55,6 +59,7 @@ from .fsio import (
     temp_name as temp_name,
     temp_pattern as temp_pattern,
 )
+from .gitexclude import hide_temporaries
 from .newfolders import make_folders
 
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
@@ -152,12 +157,15 @@ def swap_file(
         check_writable(target)
     if data is None:
         if st is not None:
+            hide_temporaries(target.parent)  # the displaced file is set aside under a temporary name
             _delete(target, expected, step)
         return
     if st is None:
         make_folders(target.parent)
+        hide_temporaries(target.parent)
         _create(target, data, step, mode)
     else:
+        hide_temporaries(target.parent)
         _replace(target, st, expected, data, step)
 
 

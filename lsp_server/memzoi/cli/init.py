@@ -123,6 +123,7 @@ def _notes(root: Path, outer: str | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
     from ..base.fsutil import atomic_write  # noqa: PLC0415 lazy: start-up
+    from ..base.gitexclude import hide_temporaries  # noqa: PLC0415 lazy: start-up
     from ..base.newfolders import make_folders  # noqa: PLC0415 lazy: start-up
     from ..base.runtime import project_runtime_dir  # noqa: PLC0415 lazy: start-up
     from ..judge.pathsafety import shown_local_path as shown  # noqa: PLC0415 lazy: start-up
@@ -174,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
             )
     else:
         project = f'[project]\nid = "{args.project_id}"\n' if args.project_id else '# [project]\n# id = "my-project"\n'
+        config.parent.mkdir(parents=True, exist_ok=True)
+        hide_temporaries(config.parent)  # before the temporary file of the write: never in a commit
         atomic_write(config, _TEMPLATE.format(project=project).encode("utf-8"))
         created.append(shown(config))
     runtime = project_runtime_dir(root, create=True)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..base.fsio import ReadOnlyTarget, mount_point
 from ..base.fsutil import UnsafeWriteError, atomic_write, read_state
-from ..base.gitexclude import exclude
+from ..base.gitexclude import exclude, hide_temporaries
 from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
 from ..base.newfolders import make_folders
 from ..base.runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
@@ -237,6 +237,7 @@ def backup(path: Path, data: bytes, mode: int | None) -> Path:
             break
         secs += 1
     if existing is None:
+        hide_temporaries(target.parent)  # the copy is written through a temporary file beside it
         atomic_write(target, data, mode=mode if mode is not None else NEW_FILE_MODE)
     return target
 
@@ -352,6 +353,8 @@ class ResidentStore:
             return  # a no-op (an identical add, an accepted recovery) leaves the file's bytes alone
         refuse_threats(replacement, self.file.accepted)
         check_cap(self.file.scope, replacement, self.file.cap, expected)
+        # before the temporary file beside it is made: one a killed write leaves never enters a commit
+        hide_temporaries(self.file.path.parent)
         try:
             atomic_write(
                 self.file.path,
