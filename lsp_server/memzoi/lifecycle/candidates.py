@@ -4,9 +4,10 @@ policy (reference ``zuno-memory.md`` §5, :mod:`memzoi.base.promotion`).
 A candidate is a row of ``local_candidate`` in the ledger database, never a file. It is validated like every
 proposal (:func:`~memzoi.lifecycle.propose.check_values`) and screened: every text it stores (title, body,
 reason, tags, ``applies_to``, source ref and the proposing client's name) is rendered as the packet the ``repo``
-destination would write and run through the same detectors, and a credential, personal-data, prompt-injection or
+destination would write and run through the same detectors, and a credential, personal-identifier, prompt-injection or
 invisible-character finding refuses it with nothing stored (Zuno's validation rejects prompt injection and known
-credential literals; secrets are never stored, not even locally). Text too large for every detector to check
+credential literals; credentials and personal identifiers are never stored, not even locally; an e-mail
+address or phone number is, as in a local record). Text too large for every detector to check
 is refused too. The same trimmed body as a pending candidate or a visible local record is refused with the
 existing id. ``applies_to`` is kept and carried to the local record (Memzoi's local records hold paths too).
 

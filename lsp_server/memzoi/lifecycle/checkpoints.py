@@ -4,7 +4,7 @@ A checkpoint is a row of ``checkpoint`` in the ledger database, never a file and
 lifecycle document: "Runtime local/session writers … Session candidates become checkpoints and require ``type:
 episode`` plus ``lane: session``; neither route writes a Git record"). It stores only what the caller gave: the
 ``--note`` text or the ``--from-file`` content (Memzoi "does not ingest raw transcripts"). A note or task in which a
-credential or personal-data detector fires is refused with nothing stored, as for ``memzoi local``.
+credential or personal-identifier detector fires is refused with nothing stored, as for ``memzoi local``.
 
 Creating one is a ledgered change without files (``checkpoint_add``, or part of a ``session_end`` change): it is
 visible exactly while that change is ``applied``, so ``memzoi undo`` hides it again. ``continue`` and ``close``
@@ -48,6 +48,7 @@ from ..ledger.reading import read_ledger
 from . import operations as ops
 from .local import CREDENTIAL_CODES, content_codes
 from .propose import check_scannable
+from .readiness import never_stored
 
 OPERATION = "checkpoint_add"
 #: Checkpoints whose creating change is applied (undoing or failing the change hides them).
@@ -182,8 +183,7 @@ def check_content(task: str, body: str) -> None:
     if codes:
         raise Refusal(
             codes[0],
-            f"the checkpoint carries a secret or personal data ({', '.join(codes)}); secrets "
-            "are never stored, not even in runtime memory: remove it and retry",
+            never_stored("the checkpoint", codes, "remove it and retry"),
         )
 
 

@@ -9,7 +9,9 @@ needs none of the lifecycle.
 Routing a pending proposal (``route-local``) is one change: its title and body become a private local record,
 and the packet is resolved as rejected with the reason ``routed to local memory`` (archived as Memzoi's redacted
 hash receipt when it is not repo-safe, so its content never reaches git). Secrets are never stored, not even
-locally: a packet classified ``secret`` or carrying a credential or personal-data detector finding is refused.
+locally: a packet classified ``secret`` or carrying a credential or personal-identifier finding
+(:data:`~memzoi.lifecycle.readiness.CREDENTIAL_CODES`) is refused. An e-mail address or phone number in prose
+(``private_personal_data``) is accepted: Memzoi keeps that class out of the git plane and routes it here.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..read.render import render_record
 from .common import concept_slug, load_pending_packet, packet_rel
 from .readiness import (
     CREDENTIAL_CODES as CREDENTIAL_CODES,  # also imported from here
+    never_stored,
     readiness,
 )
 from .reject import rejection_files
@@ -136,8 +139,7 @@ def _check_no_credentials(title: str, body: str) -> None:
     if codes:
         raise Refusal(
             codes[0],
-            f"the content carries a secret or personal data ({', '.join(codes)}); secrets are never stored "
-            "in memory, not even locally: remove the secret and retry",
+            never_stored("the content", codes, "remove it and retry"),
         )
 
 

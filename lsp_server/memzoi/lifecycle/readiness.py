@@ -44,9 +44,29 @@ from .layout import RECORDS
 if TYPE_CHECKING:
     from ..judge.analysis import Analysis
 
-#: Detector codes that mean the text holds a secret or personal data: such content is never stored in any memory,
-#: the same set the ledger and the index keep out (:data:`memzoi.safety.redact.SECRET_CODES`).
+#: Detector codes that mean the text holds a credential or a personal identifier (``pii_detected``): such content
+#: is never stored in any memory, not even the private local plane, the same set the ledger keeps out
+#: (:data:`memzoi.safety.redact.SECRET_CODES`). An e-mail address or phone number (``private_personal_data``) is
+#: not among them: Memzoi routes that class to local memory (reference ``memzoi-format.md`` §3.1-3.2).
 CREDENTIAL_CODES = SECRET_CODES
+
+
+def never_stored(subject: str, codes: list[str], then: str) -> str:
+    """The refusal message for ``subject`` (e.g. ``"the content"``) carrying the detector ``codes`` of
+    :data:`CREDENTIAL_CODES` (sorted, at least one): names what is refused, credentials or personal identifiers,
+    says why local memory refuses them too, and ends with ``then``, what to do. Never holds the matched text."""
+    kinds = []
+    if any(c != "pii_detected" for c in codes):
+        kinds.append("a credential or secret value")
+    if "pii_detected" in codes:
+        kinds.append("a personal identifier (an SSN, a card, bank or ID number, or a value labelled as personal data)")
+    return (
+        f"{subject} carries {' and '.join(kinds)} ({', '.join(codes)}); memory never keeps these, not even private "
+        "local memory, because local memory is read back to agents (an e-mail address or phone number may stay in "
+        f"local memory): {then}"
+    )
+
+
 #: Finding groups that block a git-plane write whatever their reported severity.
 BLOCKING_GROUPS = frozenset({"gate", "detector"})
 #: Cross-file and admission codes (warnings in the editor) that an apply refuses.
@@ -257,8 +277,7 @@ def readiness(
         route.append(
             Blocker(
                 creds[0],
-                f"the packet carries a secret or personal data ({', '.join(creds)}); "
-                "secrets are never stored in memory, not even locally: reject it instead",
+                never_stored("the packet", creds, "reject it instead"),
             )
         )
     if not has_content:

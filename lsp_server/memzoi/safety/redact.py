@@ -1,8 +1,18 @@
 """Redaction of detected secrets in text that is shown or stored outside the file itself.
 
-Search results, ``proposals show``, upgrade diffs and the derived index must not repeat a credential or
-personal data that a detector found (SPEC §4: never echo the matched text). These helpers replace the spans of
-such findings with a fixed marker.
+Search results, ``proposals show``, upgrade diffs, hovers, MCP answers and the derived index must not repeat a
+credential or personal data that a detector found (SPEC §4: never echo the matched text). These helpers replace
+the spans of such findings with a fixed marker.
+
+Two sets, because the two kinds of personal data are kept differently:
+
+* :data:`SECRET_CODES` (credentials, high-entropy values, and ``pii_detected``: SSNs, card numbers, IBANs,
+  labelled personal values, which Memzoi's capture refuses outright, reference ``memzoi-format.md`` §3.4) are
+  never stored anywhere outside the file: not in the ledger, not in the private local plane.
+* :data:`REDACTED_CODES` adds ``private_personal_data`` (an e-mail address or phone number in prose). Memzoi keeps
+  that class out of the git plane only: ``private-personal-data`` is a sensitivity and a content class the gate
+  routes to local memory (reference §3.1, §3.2), so the local plane may hold it. Every text derived from the
+  repository's files that is shown or indexed still masks it, as it masks a credential.
 """
 
 from __future__ import annotations
@@ -14,15 +24,18 @@ from ..base.findings import WRITE_SAFETY, Finding
 from .scan import collect_hits, value_hits
 from .values import rescanned
 
-#: Detector codes whose matched text is secret or personal (injection, invisible-character and transcript
-#: findings are about the text's nature and are not masked).
+#: Detector codes whose matched text is never stored outside the file itself, not even in the local plane
+#: (injection, invisible-character and transcript findings are about the text's nature and are not masked).
 SECRET_CODES = WRITE_SAFETY | {"pii_detected"}
+#: Detector codes whose matched text is masked wherever a file's text is shown or indexed: the secrets, and the
+#: e-mail addresses and phone numbers of ``private_personal_data``.
+REDACTED_CODES = SECRET_CODES | {"private_personal_data"}
 MARK = "[redacted]"
 
 
 def secret_spans(findings: Iterable[Finding]) -> list[tuple[int, int]]:
-    """Merged, sorted ``(start, end)`` spans of the findings in :data:`SECRET_CODES` (code-point offsets)."""
-    spans = sorted((f.start, f.end) for f in findings if f.code in SECRET_CODES and f.end > f.start)
+    """Merged, sorted ``(start, end)`` spans of the findings in :data:`REDACTED_CODES` (code-point offsets)."""
+    spans = sorted((f.start, f.end) for f in findings if f.code in REDACTED_CODES and f.end > f.start)
     merged: list[tuple[int, int]] = []
     for s, e in spans:
         if merged and s <= merged[-1][1]:
@@ -52,9 +65,9 @@ def redact(text: str, spans: list[tuple[int, int]], start: int = 0, end: int | N
 
 
 def scrub(text: str) -> str:
-    """``text`` with every secret a detector finds in it replaced by :data:`MARK`: for record values shown outside
-    the file (hovers), where no finding spans are at hand."""
-    spans = sorted((h.start, h.end) for h in collect_hits(text) if h.code in SECRET_CODES and h.end > h.start)
+    """``text`` with every secret or personal datum a detector finds in it (:data:`REDACTED_CODES`) replaced by
+    :data:`MARK`: for record values shown outside the file (hovers), where no finding spans are at hand."""
+    spans = sorted((h.start, h.end) for h in collect_hits(text) if h.code in REDACTED_CODES and h.end > h.start)
     return redact(text, spans) if spans else text
 
 
@@ -88,6 +101,7 @@ def _decoded_values(text: str, hits: list[Any]) -> set[str]:
 
 
 def holds_secret(data: bytes | str) -> bool:
-    """True when a detector of :data:`SECRET_CODES` (credentials, high-entropy values, personal data) matches
-    anywhere in ``data``: such bytes are never stored outside the file itself (ledger, index)."""
+    """True when a detector of :data:`SECRET_CODES` (credentials, high-entropy values, SSNs, card numbers and
+    labelled personal values) matches anywhere in ``data``: such bytes are never stored outside the file itself
+    (ledger, local plane)."""
     return bool(secret_values(data))
