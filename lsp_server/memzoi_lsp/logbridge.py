@@ -134,6 +134,36 @@ class OneLineLibraryErrors(logging.Filter):
         return True
 
 
+def unreadable_message(err: BaseException) -> str:
+    """One line saying why a client's message could not be read: the error's kind and where it failed, e.g.
+    ``JsonRpcInvalidParams: ValueError at DidChangeTextDocumentNotification.params.content_changes[0].range.start``
+    (a negative position). Only type and attribute names from the structuring library's exception group (its
+    ``While structuring`` message and ``@ attribute``/``@ index`` notes) are used: never a value, which can quote the
+    client's document text. The stack is for ``--log-level DEBUG``."""
+    exc: BaseException | None = err.__cause__ or err.__context__
+    where: list[str] = []
+    if isinstance(exc, BaseExceptionGroup):
+        head = str(getattr(exc, "message", "")).removeprefix("While structuring ").split(" ", 1)[0]
+        where.append(head if head.isidentifier() else "")
+    leaf = ""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+        where += [_step(str(note)) for note in getattr(exc, "__notes__", ())]
+        leaf = f": {type(exc).__name__}"
+    path = "".join(where).lstrip(".")
+    return f"{type(err).__name__}{leaf}{f' at {path}' if path else ''}"
+
+
+def _step(note: str) -> str:
+    """The step a structuring note names (``.name`` for ``@ attribute name``, ``[3]`` for ``@ index 3``), else
+    nothing (a mapping's key is the client's text)."""
+    _, at, name = note.rpartition(" @ attribute ")
+    if at and name.isidentifier():
+        return f".{name}"
+    _, at, index = note.rpartition(" @ index ")
+    return f"[{index}]" if at and index.isdigit() else ""
+
+
 def _rendered(record: logging.LogRecord) -> str:
     try:
         return record.getMessage()

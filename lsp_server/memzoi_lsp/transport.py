@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .clientinput import Input
+from .logbridge import unreadable_message
 
 if TYPE_CHECKING:
     import asyncio
@@ -313,8 +314,9 @@ def _handle(protocol: Any, item: bytes | Broken) -> bool:
     except RecursionError:
         parse_error(protocol, "the message body nests too deeply")
         return False
-    except Exception:  # structuring failed in pygls; it has logged why
-        log.warning("a message could not be read", exc_info=True)
+    except Exception as err:  # structuring failed in pygls: one line here, the stack only at DEBUG
+        log.warning("a message could not be read (%s); skipped", unreadable_message(err))
+        log.debug("the message that could not be read", exc_info=True)
         return False
     if not hasattr(message, "jsonrpc"):  # JSON, but not a message object (a batch array, a number…)
         log.warning("a message is not a JSON-RPC object")

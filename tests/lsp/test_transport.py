@@ -457,3 +457,21 @@ def test_the_parser_tells_part_of_a_frame_from_line_breaks_and_skipped_garbage()
     assert parser.feed(b"}") == [b"{}"] and not parser.partial
     parser.feed(b"garbage\r\n\r\nmore garbage")  # skipped until the next frame start: no message on its way
     assert parser.skipping and not parser.partial
+
+
+def test_a_message_that_cannot_be_read_is_logged_as_one_line(server: Server):
+    uri = (server.root / ".memzoi" / "records" / "fuzz.md").as_uri()
+    doc = {"uri": uri, "languageId": "markdown", "version": 1, "text": "x"}
+    server.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": doc}}))
+    negative = {"start": {"line": -1, "character": 0}, "end": {"line": 0, "character": 0}}  # LSP: uinteger
+    params = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": negative, "text": "key zq7"}]}
+    server.send(frame({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": params}))
+    seen: list = []
+    assert "result" in server.request(_hover(5), seen)  # still answering
+    assert server.close() == 0
+    stderr = server.stderr.decode("utf-8", "replace")
+    logged = [m["params"]["message"] for m in seen if m.get("method") == "window/logMessage"]
+    assert "Traceback" not in stderr and not any("Traceback" in m for m in logged), stderr[-3000:]
+    (line,) = [l for l in stderr.splitlines() if "a message could not be read" in l]
+    assert "ValueError at DidChangeTextDocumentNotification.params.content_changes[0].range.start" in line, line
+    assert "zq7" not in stderr and not any("zq7" in m for m in logged)

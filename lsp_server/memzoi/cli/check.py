@@ -25,6 +25,10 @@ if TYPE_CHECKING:  # annotations only: a replayed check loads neither
     from ..judge.config import ConfigProblem
     from ..runs.checkreport import CheckReport, Located
 
+#: The largest file whose lines SARIF's line fingerprints are read from (bytes): far above the 512 KiB Memzoi
+#: accepts, so a real file always gets them, and bounded, so a hostile one cannot exhaust memory.
+SOURCE_CAP = 64 * 1024 * 1024
+
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
 
 
@@ -293,6 +297,7 @@ def _add_config_findings(report: CheckReport) -> None:
     bad = [Path(md) / "config.toml" for md in sorted(report.memzoi_dirs, key=str) if _config_errors(md)]
     if not bad:
         return
+    from ..base.smallfile import read_small  # noqa: PLC0415 lazy: start-up
     from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
     from ..judge.configfile import config_findings  # noqa: PLC0415 lazy: start-up
     from ..judge.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
@@ -305,8 +310,8 @@ def _add_config_findings(report: CheckReport) -> None:
     for path in bad:
         if os.path.realpath(path) in present:
             continue
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # bounded, never through a link nor blocking (memzoi.base.smallfile)
+            text = read_small(path).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             text = ""  # the problem says the file cannot be read; it is placed at the start
         found = config_findings(text) if text else [_unreadable(load_config(path.parent).problems)]
@@ -350,7 +355,11 @@ def _write(
 
 def _line_reader(stdin: bytes | None) -> Callable[[Located], str]:
     """``line_of(located)``: the text of a finding's first line, from ``stdin`` or read from its file (``""`` when
-    unreadable). Lines end at ``\n``, ``\r\n`` or ``\r``, as the finding positions count them."""
+    it cannot be read safely: a symlink, which Memzoi refuses, a FIFO, a device, or a file over :data:`SOURCE_CAP`;
+    :func:`memzoi.base.smallfile.read_small`). Lines end at ``\n``, ``\r\n`` or ``\r``, as the finding positions
+    count them."""
+    from ..base.smallfile import read_small  # noqa: PLC0415 lazy: start-up
+
     cache: dict[str, list[str]] = {}
 
     def split(data: bytes) -> list[str]:
@@ -362,11 +371,10 @@ def _line_reader(stdin: bytes | None) -> Callable[[Located], str]:
             if stdin is not None:
                 lines = split(stdin)
             else:
-                try:
-                    with open(l.path, "rb") as fh:
-                        lines = split(fh.read())
+                try:  # never through a link, never a FIFO or a device, never past SOURCE_CAP
+                    lines = split(read_small(l.path, cap=SOURCE_CAP))
                 except OSError:
-                    lines = []
+                    lines = []  # no line: the fingerprint hashes the code and path alone (memzoi.cli.formats.to_sarif)
             cache[l.path] = lines
         return lines[l.start[0]] if l.start[0] < len(lines) else ""
 

@@ -86,12 +86,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _project_id(config: Path) -> object:
-    """``[project] id`` of the existing ``config`` (any value), or ``None`` when it cannot be read or has none."""
+    """``[project] id`` of the existing ``config`` (any value), or ``None`` when it cannot be read (safely:
+    :func:`memzoi.base.smallfile.read_small`, never through a link or blocking on a FIFO) or has none."""
     import tomllib  # noqa: PLC0415 lazy: start-up
 
+    from ..base.smallfile import read_small  # noqa: PLC0415 lazy: start-up
+
     try:
-        data = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(read_small(config).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return None
     project = data.get("project")
     return project.get("id") if isinstance(project, dict) else None

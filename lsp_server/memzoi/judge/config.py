@@ -65,6 +65,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..base.nesting import nesting_message
+from ..base.smallfile import read_small
 from .config_keys import unknown_keys
 from .config_model import DEFAULT_CONFIG, MemzoiConfig
 from .configplain import CONFIG_NAME, MEMZOI_SECTIONS
@@ -120,7 +121,7 @@ def load_config(memzoi_dir: str | os.PathLike[str] | None) -> LoadedConfig:
         return LoadedConfig()
     path = Path(memzoi_dir) / CONFIG_NAME
     try:
-        st = path.stat()
+        st = path.lstat()  # a link is refused by the read, not followed (memzoi.base.smallfile)
     except OSError:
         return LoadedConfig(path=path)
     stamp = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
@@ -264,8 +265,8 @@ def _user_only(raw: dict[str, Any]) -> list[ConfigProblem]:
 
 
 def _read(path: Path) -> LoadedConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # bounded, never through a link nor blocking on a FIFO: a clone can carry config.toml -> /dev/zero
+        text = read_small(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         problem = ConfigProblem(
             (),

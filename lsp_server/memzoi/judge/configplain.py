@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..base.smallfile import read_small
+
 #: The project configuration's file name in ``.memzoi`` (defined here, where no model is loaded; the configuration
 #: modules take it from here).
 CONFIG_NAME = "config.toml"
@@ -40,10 +42,10 @@ def plainly_valid_text(text: str) -> bool:
 
 
 def plainly_valid(memzoi_dir: str | os.PathLike[str]) -> bool:
-    """:func:`plainly_valid_text` of ``<memzoi_dir>/config.toml`` (UTF-8); ``False`` when it cannot be read."""
+    """:func:`plainly_valid_text` of ``<memzoi_dir>/config.toml`` (UTF-8); ``False`` when it cannot be read safely
+    (:func:`memzoi.base.smallfile.read_small`: a link, a FIFO, a device or an oversized file is not read)."""
     try:
-        with open(os.path.join(memzoi_dir, CONFIG_NAME), encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_small(os.path.join(memzoi_dir, CONFIG_NAME)).decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return plainly_valid_text(text)

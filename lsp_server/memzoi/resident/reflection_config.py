@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..base.smallfile import read_small, why_unread
 from ..judge.pathsafety import shown_local_path, with_shown_paths
 from ..ledger import Refusal
 from .scope import user_config_path
@@ -74,14 +75,16 @@ def reflection_settings() -> ReflectionSettings:
     is named as :func:`~memzoi.judge.pathsafety.shown_local_path` shows it, in the refusal and in ``disabled``."""
     path = user_config_path()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        # the user's own file: a link is followed (dotfile managers make them), but never a FIFO, device or a
+        # file over the cap (memzoi.base.smallfile)
+        raw = tomllib.loads(read_small(path, follow=True).decode("utf-8"))
     except FileNotFoundError:
         raw = {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as err:
         raise Refusal(
             "invalid_config",
             with_shown_paths(
-                f"{path}: cannot read the user's configuration ({type(err).__name__}); fix "
+                f"{path}: cannot read the user's configuration ({why_unread(err)}); fix "
                 "or remove it (reflection is not configured from anywhere else)",
                 path,
             ),

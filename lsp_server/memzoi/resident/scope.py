@@ -26,6 +26,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..base.runtime import zuno_config_dir
+from ..base.smallfile import read_small, why_unread
 from ..base.vocabulary import RESIDENT_SCOPES as SCOPES
 from ..judge.config import USER_ONLY, load_config
 from ..judge.config_model import MemzoiConfig, ResidentSection
@@ -108,14 +109,16 @@ def user_resident() -> ResidentSection:
     read or a value is invalid: the global file is never guessed."""
     path = user_config_path()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        # the user's own file: a link is followed (dotfile managers make them), but never a FIFO, device or a
+        # file over the cap (memzoi.base.smallfile)
+        raw = tomllib.loads(read_small(path, follow=True).decode("utf-8"))
     except FileNotFoundError:
         return ResidentSection()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as err:
         raise Refusal(
             "invalid_config",
             with_shown_paths(
-                f"{path}: cannot read the user's configuration ({type(err).__name__}); "
+                f"{path}: cannot read the user's configuration ({why_unread(err)}); "
                 "fix or remove it (the global resident file is not guessed)",
                 path,
             ),

@@ -25,6 +25,7 @@ import blake3
 
 from ..base import freshness
 from ..base.freshness import Stat
+from ..base.smallfile import read_small
 from ..judge.configplain import CONFIG_NAME
 from ..judge.workspace import MEMZOI_DIR
 from . import currentlisting, storedstamps
@@ -46,9 +47,9 @@ def index_stamp(root: Path) -> str:
 
 def config_bytes(root: Path) -> bytes:
     """The bytes of the project's ``.memzoi/config.toml`` (a marker when it is absent or unreadable), read without
-    loading the configuration's models."""
+    loading the configuration's models; bounded and never through a link (:func:`memzoi.base.smallfile.read_small`)."""
     try:
-        return (root / MEMZOI_DIR / CONFIG_NAME).read_bytes()
+        return read_small(root / MEMZOI_DIR / CONFIG_NAME)
     except FileNotFoundError:
         return b"\0absent"
     except OSError as err:  # unreadable: a stamp of its own, so it never passes for another configuration
