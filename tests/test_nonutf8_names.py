@@ -104,6 +104,13 @@ def test_the_file_set_keeps_it_apart_and_in_line_with_events(memzoi: Path):
     shutil.rmtree(records / "sub")
     pf.apply_events([path, folder / "inner.md", records / "sub"])
     assert pf.refused == set() and pf.files == {str(records / "a.md")}
+    outside = memzoi.parent / "outside"  # a symlinked folder is never entered: no name below it is met
+    outside.mkdir()
+    (records / "ld").symlink_to(outside)
+    pf.apply_events([records / "ld"])
+    pf.apply_events([raw(records / "ld", b"x\xff.md"), write(raw(outside, b"x\xff.md"))])
+    assert pf.refused == {str(records / "ld")}
+    (records / "ld").unlink()
     again = ProjectFiles(memzoi)
     write(raw(records, b"caf\xe9.md"))
     again.scan()

@@ -133,7 +133,11 @@ class ProjectFiles:
         is done with it (``check`` never reads or enters it)."""
         entry = unread_entry(path, self.memzoi_dir)
         if entry is not None:
-            if os.path.lexists(entry):
+            # below a symlinked folder the walk never goes, so it never meets the name either
+            linked = through_linked_plane(self.memzoi_dir, entry) or any(
+                entry.startswith(q + os.sep) for q in self.refused
+            )
+            if os.path.lexists(entry) and not linked:
                 self.refused.add(entry)
             else:
                 self._drop_refused(entry)
