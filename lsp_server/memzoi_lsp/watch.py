@@ -149,7 +149,7 @@ class FileWatching:
         loop = asyncio.get_running_loop()
         changed = await loop.run_in_executor(ls.scan_executor, drifted, str(project.memzoi_dir), held, since_ns)
         if changed:
-            log.info("%d files of %s changed without a watch: judged again", len(changed), project.root)
+            log.info("%d files of %s changed before their watches: judged again", len(changed), project.root)
             self.files_changed([Path(p) for p in changed])
 
     def _drift_later(self, project: Project) -> None:
