@@ -158,7 +158,7 @@ def test_random_event_storms_always_end_at_checks_view(md: Path):
 
 
 def test_refused_symlinks_are_kept_apart_as_check_reports_them(tmp_path: Path):
-    """The symlinks ``memzoi check`` refuses (a ``*.md`` link, a link to a folder) are :attr:`ProjectFiles.links`,
+    """The symlinks ``memzoi check`` refuses (a ``*.md`` link, a link to a folder) are :attr:`ProjectFiles.refused`,
     never files; events keep them in line with the disk (made, removed, in a new folder, the folder removed), and
     nothing below a symlinked folder becomes a file."""
     import shutil  # noqa: PLC0415
@@ -176,16 +176,16 @@ def test_refused_symlinks_are_kept_apart_as_check_reports_them(tmp_path: Path):
     pf = ProjectFiles(m)
     assert pf.scan() == [str(m / "records" / "a.md")]
     checked = {p for e in [expand(str(m))] for p in e.links}
-    assert pf.links == checked == {str(m / "records" / "l.md"), str(m / "records" / "ld")}
+    assert pf.refused == checked == {str(m / "records" / "l.md"), str(m / "records" / "ld")}
     (m / "records" / "l.md").unlink()
     (m / "records" / "l2.md").symlink_to(out)
     pf.apply_events([m / "records" / "l.md", m / "records" / "l2.md", m / "records" / "ld" / "inner.md"])
-    assert pf.links == {str(m / "records" / "l2.md"), str(m / "records" / "ld")}
+    assert pf.refused == {str(m / "records" / "l2.md"), str(m / "records" / "ld")}
     assert pf.files == {str(m / "records" / "a.md")}  # nothing read through the folder link
     (m / "records" / "sub").mkdir()
     (m / "records" / "sub" / "l3.md").symlink_to(out)
     pf.apply_events([m / "records" / "sub"])
-    assert str(m / "records" / "sub" / "l3.md") in pf.links
+    assert str(m / "records" / "sub" / "l3.md") in pf.refused
     shutil.rmtree(m / "records" / "sub")
     pf.apply_events([m / "records" / "sub"])
-    assert pf.links == {str(m / "records" / "l2.md"), str(m / "records" / "ld")}
+    assert pf.refused == {str(m / "records" / "l2.md"), str(m / "records" / "ld")}

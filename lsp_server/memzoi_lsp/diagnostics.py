@@ -6,8 +6,8 @@ document in push mode; on request in pull mode); closed files from disk. Every d
 ``memzoi``, the finding code and a ``codeDescription`` link to the code's section in the diagnostics reference the
 package ships (:func:`memzoi.base.resources.diagnostics_href`). A file's diagnostics are made once, as the JSON
 the client receives (:mod:`.diagwire`): pushed as they are, and turned into the protocol library's
-objects only for a pull request's answer (:func:`typed`). A symlink below ``.memzoi`` that ``memzoi check``
-refuses is shown as ``check`` reports it, open or not (:func:`link_items`).
+objects only for a pull request's answer (:func:`typed`). An entry below ``.memzoi`` that ``memzoi check`` refuses
+without reading it (a symlink, a name that is not UTF-8) is shown as ``check`` reports it (:func:`refused_items`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from .session import DiagnosticsSession
 
 SOURCE = diagwire.SOURCE
-#: The pull result id of a refused symlink's report: its findings depend on nothing but the link being there.
-LINK_RESULT = "canonical-path-link"
+#: The pull result id of a refused entry's report: its findings depend on nothing but the entry being there.
+REFUSED_RESULT = "canonical-path-link"
 
 
 def wire(ls: DiagnosticsSession, source: str | LineIndex, findings: list[Finding]) -> list[dict[str, Any]]:
@@ -118,25 +118,27 @@ def closed_diagnostics(
     return closed.result_id(ls, held) if with_id else "", wire(ls, *got)
 
 
-def link_items(ls: DiagnosticsSession, uri: str) -> list[dict[str, Any]] | None:
-    """The diagnostics of a closed ``uri`` naming a symlink below a project's ``.memzoi`` that ``memzoi check``
-    refuses (:attr:`memzoi.project.projectfiles.ProjectFiles.links`, the core's listing): what ``check`` reports of
-    it, ``canonical_path`` and ``unsafe_output_path`` (:func:`memzoi.project.checkpaths.link_findings`), the link
-    never read through. ``None`` for any other URI and for an open document (its buffer is diagnosed)."""
-    if not any(p.tracked.links for p in ls.projects.values()):
+def refused_items(ls: DiagnosticsSession, uri: str) -> list[dict[str, Any]] | None:
+    """The diagnostics of ``uri`` naming an entry below a project's ``.memzoi`` that ``memzoi check`` refuses without
+    reading it (:attr:`memzoi.project.projectfiles.ProjectFiles.refused`, the core's listing: a symlink, a name that
+    is not UTF-8, whose URI percent-encodes its raw bytes): what ``check`` reports of it
+    (:func:`memzoi.project.checkpaths.refused_findings`), nothing read. ``None`` for any other URI and for an open
+    symlink (its buffer is diagnosed)."""
+    if not any(p.tracked.refused for p in ls.projects.values()):
         return None  # the usual case, and the hot one (every publish asks): no URI to convert
     path = uri_to_path(uri)
-    project = ls.project_for(path) if path is not None and not ls.docs.is_open(uri) else None
-    if project is None or str(path) not in project.tracked.links:
+    project = ls.project_for(path) if path is not None else None
+    if project is None or str(path) not in project.tracked.refused:
         return None
-    from memzoi.project.checkpaths import link_findings  # noqa: PLC0415 lazy: start-up
+    from memzoi.project.checkpaths import refused_findings  # noqa: PLC0415 lazy: start-up
 
-    return wire(ls, "", link_findings(str(path)))
+    found = refused_findings(str(path), opened=ls.docs.is_open(uri))
+    return None if found is None else wire(ls, "", found)
 
 
-def link_uris(ls: DiagnosticsSession) -> list[str]:
-    """The URIs of every project's refused symlinks (:func:`link_items`), sorted."""
-    return sorted(path_to_uri(p) for project in list(ls.projects.values()) for p in project.tracked.links)
+def refused_uris(ls: DiagnosticsSession) -> list[str]:
+    """The URIs of every project's refused entries (:func:`refused_items`), sorted."""
+    return sorted(path_to_uri(p) for project in list(ls.projects.values()) for p in project.tracked.refused)
 
 
 def result_id(ls: DiagnosticsSession, snap: Snapshot) -> str:
@@ -178,7 +180,7 @@ class Diagnostics:
         if ls.pull_diagnostics or ls.stopping:
             return
 
-        if self._publish_link(uri, found):
+        if self._publish_refused(uri, found):
             return
         # The scan's ``found`` is of a file it has just seen closed, and names its path: no conversion of its URI.
         if found is not None or not ls.docs.is_open(uri):
@@ -202,10 +204,10 @@ class Diagnostics:
         else:
             self.shown.discard(uri)
 
-    def _publish_link(self, uri: str, found: tuple[Any, ...] | None) -> bool:
-        """Push mode: publish ``uri`` when it is a refused symlink (:func:`link_items`: what check says of it, the
-        link never followed); False for any other URI, and for a file the scan passes as ``found``."""
-        items = link_items(self._ls, uri) if found is None else None
+    def _publish_refused(self, uri: str, found: tuple[Any, ...] | None) -> bool:
+        """Push mode: publish ``uri`` when it is a refused entry (:func:`refused_items`: what check says of it, nothing
+        read); False for any other URI, and for a file the scan passes as ``found``."""
+        items = refused_items(self._ls, uri) if found is None else None
         if items is None:
             return False
         send(self._ls, uri, items)
@@ -284,11 +286,11 @@ def enable_pull(server: DiagnosticsSession) -> None:
     def document_diagnostic(
         ls: DiagnosticsSession, params: types.DocumentDiagnosticParams
     ) -> types.DocumentDiagnosticReport:
-        linked = link_items(ls, params.text_document.uri)
+        linked = refused_items(ls, params.text_document.uri)
         if linked is not None:
-            if params.previous_result_id == LINK_RESULT:
-                return types.RelatedUnchangedDocumentDiagnosticReport(result_id=LINK_RESULT)
-            return types.RelatedFullDocumentDiagnosticReport(items=typed(linked), result_id=LINK_RESULT)
+            if params.previous_result_id == REFUSED_RESULT:
+                return types.RelatedUnchangedDocumentDiagnosticReport(result_id=REFUSED_RESULT)
+            return types.RelatedFullDocumentDiagnosticReport(items=typed(linked), result_id=REFUSED_RESULT)
         compact = closed_diagnostics(ls, params.text_document.uri)
         if compact is not None:
             if params.previous_result_id == compact[0]:
@@ -314,15 +316,15 @@ def enable_pull(server: DiagnosticsSession) -> None:
             item = _workspace_item(ls, uri, previous.get(uri))
             if item is not None:
                 items.append(item)
-        for uri in link_uris(ls):
-            linked = link_items(ls, uri)
+        for uri in refused_uris(ls):
+            linked = refused_items(ls, uri)
             if linked is None:
                 continue
             items.append(
-                types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=LINK_RESULT, version=None)
-                if previous.get(uri) == LINK_RESULT
+                types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=REFUSED_RESULT, version=None)
+                if previous.get(uri) == REFUSED_RESULT
                 else types.WorkspaceFullDocumentDiagnosticReport(
-                    uri=uri, items=typed(linked), result_id=LINK_RESULT, version=None
+                    uri=uri, items=typed(linked), result_id=REFUSED_RESULT, version=None
                 )
             )
         return types.WorkspaceDiagnosticReport(items=items)

@@ -23,5 +23,11 @@ class Project(ProjectState):
         path = uri_to_path(uri)
         return path is not None and self.has_path(path)
 
+    def refuses(self, uri: str) -> bool:
+        """True when ``uri`` names an entry ``memzoi check`` refuses without reading it, a symlink or a name that is
+        not UTF-8 (:attr:`memzoi.project.projectfiles.ProjectFiles.refused`)."""
+        path = uri_to_path(uri)
+        return path is not None and str(path) in self.tracked.refused
+
 
 __all__ = ["Project"]

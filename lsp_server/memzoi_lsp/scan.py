@@ -116,7 +116,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         paths = await listed
         uris = project.adopt(paths)
         _replay(ls, start)
-        list(map(ls.publish, map(path_to_uri, sorted(project.tracked.links))))  # refused symlinks, as check says
+        list(map(ls.publish, map(path_to_uri, sorted(project.tracked.refused))))  # refused entries, as check says
         token = await begun
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)

@@ -14,6 +14,7 @@ from .documents import path_to_uri, uri_key, uri_to_path
 from .protocol import handler
 
 if TYPE_CHECKING:
+    from .project import Project
     from .session import ProjectDiscovery, SyncSession
 
 
@@ -90,12 +91,22 @@ class TextSync:
             if affected - {key}:
                 ls.republish(affected - {key})
         else:
-            if project is not None:
-                affected = project.forget(key)
-                if affected - {key}:
-                    ls.republish(affected - {key})
-            if not ls.pull_diagnostics and (uri in (shown := ls.shown_uris()) or key in shown):
-                ls.clear_diagnostics(uri)
+            self._closed_outside(project, uri, key)
+
+    def _closed_outside(self, project: Project | None, uri: str, key: str) -> None:
+        """``didClose`` of a document that is no file of a project: its facts go; what the client shows of it is
+        cleared, unless it is an entry ``check`` refuses without reading it (a name that is not UTF-8), which shows
+        what ``check`` says of it, closed as open (:func:`.diagnostics.refused_items`)."""
+        ls = self._ls
+        if project is not None:
+            affected = project.forget(key)
+            if affected - {key}:
+                ls.republish(affected - {key})
+            if project.refuses(key):
+                ls.publish(uri)
+                return
+        if not ls.pull_diagnostics and (uri in (shown := ls.shown_uris()) or key in shown):
+            ls.clear_diagnostics(uri)
 
 
 def discover(ls: ProjectDiscovery, uri: str, text: str | None = None) -> None:

@@ -61,6 +61,9 @@ class FileWatching:
         # file is back (saved again); a buffer never saved yet is not in here and is diagnosed as usual. Marked and
         # unmarked by the watch pass; a closed buffer's mark goes (the session's ``forget_gone``).
         self.gone: set[str] = set()
+        #: the wall clock as each project's first scan began (by ``.memzoi`` folder), which its files' stamps are
+        #: judged against when a watcher is made anew (:meth:`drift`); 0 (every stamp racy) for one not scanned yet
+        self.since: dict[Path, int] = {}
 
     def register(self, server: WatchSession) -> None:
         """Register the watched-files notification handler."""
@@ -101,7 +104,9 @@ class FileWatching:
             return
         if self.watcher is None:
             self.watcher = _Watcher(self._ls, self.files_changed)
-        self.watcher.add(project.memzoi_dir, ready)
+        loop = self._ls.loop
+        lost = None if loop is None else (lambda: _call_soon(loop, lambda: self._drift_later(project)))
+        self.watcher.add(project.memzoi_dir, ready, lost)
 
     def after_scan(self, project: Project) -> Callable[[Project, int], Awaitable[None]] | None:
         """What the first scan of ``project`` runs once it is over: :meth:`watch_scanned`; or ``None`` where the
@@ -119,22 +124,38 @@ class FileWatching:
         worker opened woke the watches) and, once the watches exist, put each file changed since the scan judged
         it through the watch pass (:mod:`memzoi.runs.scandrift`), so no change between a worker's read and the
         watches is missed. Nothing to do when the client watches for the server (its events came all along)."""
-        from memzoi.runs.scandrift import drifted, held_stamps  # noqa: PLC0415 lazy: start-up
-
         ls = self._ls
         if self.client_watches or ls.stopping:
             return
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
+        self.since[project.memzoi_dir] = since_ns
         self.watch_project(project, lambda: _call_soon(loop, lambda: _settle(ready)))
         await ready
+        await self.drift(project)
+
+    async def drift(self, project: Project) -> None:
+        """Put each file of ``project`` whose state on disk is not the one it was judged by through the watch pass
+        (:func:`memzoi.runs.scandrift.drifted`, against the wall clock as its scan began): once its watches exist
+        after its first scan, and again whenever its watcher is made anew (a name that is not UTF-8 broke the last
+        one, :func:`memzoi.base.dirwatch.changed_paths`), so no change made without a watch is missed."""
+        from memzoi.runs.scandrift import drifted, held_stamps  # noqa: PLC0415 lazy: start-up
+
+        ls = self._ls
         if ls.stopping or ls.projects.get(project.root) is not project:
             return
         held = held_stamps(project)
+        since_ns = self.since.get(project.memzoi_dir, 0)
+        loop = asyncio.get_running_loop()
         changed = await loop.run_in_executor(ls.scan_executor, drifted, str(project.memzoi_dir), held, since_ns)
         if changed:
             log.info("%d files of %s changed before their watches: judged again", len(changed), project.root)
             self.files_changed([Path(p) for p in changed])
+
+    def _drift_later(self, project: Project) -> None:
+        """On the loop: :meth:`drift` of ``project`` in the background (its watcher was made anew)."""
+        if not self._ls.stopping:
+            self.tasks.spawn(self.drift(project))
 
     def unwatch_project(self, project: Project) -> None:
         """Stop the watchfiles thread of ``project`` (its workspace folder was removed); a client that watches for
@@ -201,15 +222,15 @@ class FileWatching:
 
         ls = self._ls
         shown = [str(p) for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
-        links = set(project.tracked.links)
+        refused = set(project.tracked.refused)
         changes = project.apply_events(batch, shown=shown, analysis_of=self._closed_analysis)
         for uri in changes.removed:
             self._drop(uri)
-        for link in links - project.tracked.links:  # a refused symlink gone: what check said of it goes too
-            ls.clear_diagnostics(path_to_uri(link))
-        for link in project.tracked.links:  # one new, or cleared above as no longer a file: shown as check says
-            if link not in links or path_to_uri(link) in changes.removed:
-                changes.affected.add(path_to_uri(link))
+        for entry in refused - project.tracked.refused:  # a refused entry gone: what check said of it goes too
+            ls.clear_diagnostics(path_to_uri(entry))
+        for entry in project.tracked.refused:  # one new, or cleared above as no longer a file: shown as check says
+            if entry not in refused or path_to_uri(entry) in changes.removed:
+                changes.affected.add(path_to_uri(entry))
         self.gone.difference_update(changes.updated)
         for uri in changes.updated:  # an open buffer whose file is back: its text is the file's again
             if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
@@ -260,10 +281,14 @@ class _Watcher:
         self.threads: list[threading.Thread] = []
         self.stops: dict[Path, threading.Event] = {}  # one stop event per watched directory
 
-    def add(self, directory: Path, ready: Callable[[], None] | None = None) -> None:
-        """Watch ``directory`` on a thread of its own; ``ready()`` on it once the watches exist (or it ended)."""
+    def add(
+        self, directory: Path, ready: Callable[[], None] | None = None, lost: Callable[[], None] | None = None
+    ) -> None:
+        """Watch ``directory`` on a thread of its own; ``ready()`` on it once the watches exist (or it ended),
+        ``lost()`` once they exist again after a name that is not UTF-8 broke them (changes may have been missed)."""
         self.stops[directory] = stop = threading.Event()
-        t = threading.Thread(target=self._run, args=(directory, stop, ready), name="memzoi-watch", daemon=True)
+        args = (directory, stop, ready, lost)
+        t = threading.Thread(target=self._run, args=args, name="memzoi-watch", daemon=True)
         t.start()
         self.threads.append(t)
 
@@ -273,7 +298,13 @@ class _Watcher:
         if stop is not None:
             stop.set()
 
-    def _run(self, directory: Path, stop: threading.Event, ready: Callable[[], None] | None) -> None:
+    def _run(
+        self,
+        directory: Path,
+        stop: threading.Event,
+        ready: Callable[[], None] | None,
+        lost: Callable[[], None] | None,
+    ) -> None:
         from memzoi.base.dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         class _Either:  # watchfiles polls ``is_set``: stop on shutdown or when this directory is removed
@@ -281,7 +312,7 @@ class _Watcher:
                 return self.stop_event.is_set() or stop.is_set()
 
         try:
-            for paths in changed_paths(directory, stop=_Either(), ready=ready):
+            for paths in changed_paths(directory, stop=_Either(), ready=ready, lost=lost):
                 loop = self.ls.loop
                 if loop is None or loop.is_closed():
                     return

@@ -13,6 +13,12 @@ watchfiles sets its watches up (a walk of the tree) when it makes its ``RustNoti
 stop event is first polled inside that wait, so that first poll is the caller's sign that every change from then
 on is reported (``ready``): what changed before it is for the caller to look for (the language server lists its
 project once then, :func:`memzoi.runs.scandrift.drifted`).
+
+A file name that is not UTF-8 (a byte ``0xff`` in ``.memzoi/records/``) cannot be handed to Python by watchfiles
+1.x: its notify thread records "Unable to decode path …" and every later wait raises that error again, so the
+watcher is broken for good and the changes noted with that path are lost. With ``lost``, such a watcher is made
+anew and ``lost()`` is called once its watches exist, as ``ready`` is: what changed meanwhile is for the caller to
+look for (:func:`undecodable`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ from typing import Protocol
 #: ``DEBOUNCE_MS`` after its first; the stop event is polled every ``STEP_MS``.
 STEP_MS = 20
 DEBOUNCE_MS = 50
+#: Watchers made anew in a row for a name that is not UTF-8 (:func:`undecodable`) without a batch handed over
+#: between them: past it the error is raised (a folder whose name is not UTF-8 breaks every new watcher at once).
+RESTARTS = 3
 
 
 class StopEvent(Protocol):
@@ -35,6 +44,13 @@ class StopEvent(Protocol):
         ...
 
 
+def undecodable(err: BaseException) -> bool:
+    """Whether ``err``, raised by a watchfiles watcher, says it met a path it cannot decode (a name that is not
+    UTF-8): watchfiles 1.x (``src/lib.rs``) raises ``WatchfilesRustInternalError`` (a ``RuntimeError``) "Unable to
+    decode path …" at that wait and every later one."""
+    return isinstance(err, RuntimeError) and str(err).startswith("Unable to decode path")
+
+
 def changed_paths(
     *paths: Path | str,
     stop: StopEvent,
@@ -42,27 +58,39 @@ def changed_paths(
     step_ms: int = STEP_MS,
     every_path: bool = False,
     ready: Callable[[], None] | None = None,
+    lost: Callable[[], None] | None = None,
 ) -> Iterator[list[Path]]:
     """The paths watchfiles reports under ``paths`` (one watcher, one inotify instance, for them all), one list per
     batch, until ``stop.is_set()`` (checked every ``step_ms`` ms); watchfiles' default filter of editor and VCS files
     applies unless ``every_path``. ``ready()`` is called once, on the watcher's thread, when the watches are set up
     (every change after it is reported; module docstring). Never loses a notification to a timeout (module
-    docstring). Raises what watchfiles raises (``FileNotFoundError`` for a missing directory, its
-    ``WatchfilesRustInternalError`` for a watcher error): the caller logs it and carries on without the watcher."""
+    docstring). With ``lost``, a watcher broken by a name that is not UTF-8 is made anew, and ``lost()`` is called on
+    this thread once its watches exist (module docstring; at most :data:`RESTARTS` times in a row). Raises what
+    watchfiles raises (``FileNotFoundError`` for a missing directory, its ``WatchfilesRustInternalError`` for a
+    watcher error): the caller logs it and carries on without the watcher."""
     import watchfiles  # noqa: PLC0415 lazy: start-up
 
-    for changes in watchfiles.watch(
-        *paths,
-        watch_filter=None if every_path else watchfiles.DefaultFilter(),
-        stop_event=stop if ready is None else _Polled(stop, ready),
-        recursive=recursive,
-        debounce=DEBOUNCE_MS,
-        step=step_ms,
-        raise_interrupt=False,
-        rust_timeout=0,  # no timeout return: it clears the pending set after an unlocked look (module docstring)
-        yield_on_timeout=False,
-    ):
-        yield [Path(p) for _, p in changes]
+    first, restarts = ready, 0
+    while True:
+        try:
+            for changes in watchfiles.watch(
+                *paths,
+                watch_filter=None if every_path else watchfiles.DefaultFilter(),
+                stop_event=stop if first is None else _Polled(stop, first),
+                recursive=recursive,
+                debounce=DEBOUNCE_MS,
+                step=step_ms,
+                raise_interrupt=False,
+                rust_timeout=0,  # no timeout return: it clears the pending set after an unlocked look (module docstring)
+                yield_on_timeout=False,
+            ):
+                restarts = 0
+                yield [Path(p) for _, p in changes]
+            return
+        except RuntimeError as err:
+            if lost is None or not undecodable(err) or restarts >= RESTARTS:
+                raise
+        first, restarts = lost, restarts + 1
 
 
 class _Polled:
@@ -80,4 +108,4 @@ class _Polled:
         return self._stop.is_set()
 
 
-__all__ = ["DEBOUNCE_MS", "STEP_MS", "StopEvent", "changed_paths"]
+__all__ = ["DEBOUNCE_MS", "RESTARTS", "STEP_MS", "StopEvent", "changed_paths", "undecodable"]

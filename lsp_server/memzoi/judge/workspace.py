@@ -143,9 +143,10 @@ def takes_part(path: str, role: str) -> bool:
     records and packets :func:`memzoi.project.crosscheck.plane_paths` lists, and Markdown files outside any ``.memzoi``
     folder given to ``memzoi check``. Reserved files (``index.md``/``log.md``) and stray files below ``.memzoi``
     but outside ``records/`` and ``proposals/`` (``config.toml``, ``notes/x.md`` even with record frontmatter) do
-    not: Memzoi never reads them as records, so ``check`` and the language server scan them for secrets only. The
+    not: Memzoi never reads them as records, so ``check`` and the language server scan them for secrets only. Nor
+    does a file below ``.memzoi`` whose name is not UTF-8 (:func:`unread_entry`): ``check`` never reads it. The
     one rule both use."""
-    if role == _RESERVED:
+    if role == _RESERVED or unread_entry(path) is not None:  # check never reads a name that is not UTF-8
         return False
     return not (
         role == _OTHER and (not path.endswith(".md") or (MEMZOI_DIR in Path(path).parts and not below_plane(path)))
@@ -236,6 +237,26 @@ def utf8_name(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def unread_entry(path: str, memzoi_dir: str | None = None) -> str | None:
+    """The entry on ``path`` below ``memzoi_dir`` (else below the first ``.memzoi`` folder ``path`` names) whose
+    name is not UTF-8, the one nearest that folder: ``memzoi check``'s walk reports it (``canonical_path``) and never
+    reads or enters it, so neither is anything below it (:func:`memzoi.project.checkpaths.expand`). ``None`` when
+    every name below is UTF-8, and for a path below no ``.memzoi``. A string operation (no file is asked)."""
+    if path.isascii():
+        return None
+    parts = path.split(os.sep)
+    if memzoi_dir is not None:
+        if not path.startswith(memzoi_dir.rstrip(os.sep) + os.sep):
+            return None
+        first = len(memzoi_dir.rstrip(os.sep).split(os.sep))
+    elif MEMZOI_DIR in parts:
+        first = parts.index(MEMZOI_DIR) + 1
+    else:
+        return None
+    bad = next((i for i in range(first, len(parts)) if not utf8_name(parts[i])), None)
+    return None if bad is None else os.sep.join(parts[: bad + 1])
 
 
 def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> WalkResult:

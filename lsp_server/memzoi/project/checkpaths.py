@@ -20,7 +20,7 @@ from ..base.findings import Finding, finding
 from ..base.freshness import of_stat
 from ..judge.configplain import CONFIG_NAME
 from ..judge.pathsafety import shown_path
-from ..judge.workspace import MEMZOI_DIR, depth_first, editor_temporary, utf8_name
+from ..judge.workspace import MEMZOI_DIR, depth_first, editor_temporary, unread_entry, utf8_name
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 
@@ -43,6 +43,9 @@ class Expanded:
     configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
     #: the absolute paths of the symlinks the walk gave ``canonical_path`` findings (:func:`refused_link`)
     links: list[str] = field(default_factory=list)
+    #: the absolute paths of the entries below ``.memzoi`` the walk gave ``canonical_path`` findings for a name that
+    #: is not UTF-8 (:func:`memzoi.judge.workspace.unread_entry`): never read, nor entered
+    names: list[str] = field(default_factory=list)
     #: every folder the walk listed: ``(absolute path, its stat stamp (size, mtime_ns, inode, ctime_ns), its device,
     #: the wall clock just before that stat)``, taken before the listing (:mod:`memzoi.base.freshness`' rule)
     folders: list[tuple[str, tuple[int, int, int, int], int, int]] = field(default_factory=list)
@@ -72,6 +75,12 @@ def expand(
     """
     out = Expanded()
     require_exists(arg)
+    if unread_entry(os.path.abspath(arg)) is not None:
+        # given by name (pre-commit passes staged files) as the walk meets it: reported, never read or entered
+        out.listed_only = False
+        out.path_findings.extend((shown_path(arg), f) for f in name_findings())
+        out.names.append(os.path.abspath(arg))
+        return out
     # A name that is not UTF-8 keeps its undecodable bytes (surrogateescape): the output formats spell them
     # losslessly (memzoi.base.printable), so the shown path still names the real file.
     shown_arg = arg
@@ -158,7 +167,7 @@ class _Walk:
         device: list[int] = []  # the folder's device, read once when its first file is found
         prefix = shown if not shown or shown.endswith("/") else shown + "/"  # os.path.join(shown, name)'s
         for e in entries:
-            if self._named_out(e.name, shown, managed):
+            if self._named_out(e.name, shown, managed, d):
                 continue
             q_shown = prefix + e.name
             if e.is_symlink():
@@ -170,7 +179,7 @@ class _Walk:
             else:
                 self._file(e, d, q_shown, managed, device)
 
-    def _named_out(self, name: str, shown: str, managed: bool) -> bool:
+    def _named_out(self, name: str, shown: str, managed: bool, d: str) -> bool:
         """Whether the entry ``name`` is left out for its name (editor file, hidden, not UTF-8), recorded why."""
         if managed and editor_temporary(name):
             # transient files of editors (and of our own atomic writes), not committed content; given by name
@@ -186,11 +195,8 @@ class _Walk:
             return False
         q_shown = os.path.join(shown, name)
         if managed:
-            message = (
-                "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
-                "or proposal; rename it to its id (lower-case letters, digits and `-`)"
-            )
-            self.out.path_findings.append((shown_path(q_shown), finding("canonical_path", message, 0, 0)))
+            self.out.path_findings.extend((shown_path(q_shown), f) for f in name_findings())
+            self.out.names.append(os.path.abspath(os.path.join(d, name)))
         else:
             self.out.skipped.append((shown_path(q_shown), "name is not UTF-8"))
         return True
@@ -297,6 +303,28 @@ def link_findings(path: str) -> list[Finding]:
     return _symlink_findings(folder=folder)
 
 
+def name_findings() -> list[Finding]:
+    """What ``memzoi check`` reports for an entry below ``.memzoi`` whose name is not UTF-8 (a file, a folder or a
+    symlink; :func:`memzoi.judge.workspace.unread_entry`): ``canonical_path`` at the start of the file, never read."""
+    message = (
+        "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
+        "or proposal; rename it to its id (lower-case letters, digits and `-`)"
+    )
+    return [finding("canonical_path", message, 0, 0)]
+
+
+def refused_findings(path: str, *, opened: bool = False) -> list[Finding] | None:
+    """What ``memzoi check`` reports for the entry ``path`` its walk refuses without reading it (:attr:`Expanded.names`,
+    :attr:`Expanded.links`): :func:`name_findings` for a name that is not UTF-8 (the walk asks the name first),
+    else :func:`link_findings` for a symlink. ``opened``: the file is open in an editor; then a symlink gives
+    ``None`` (its buffer is analysed, and admission adds what ``check`` says of the link), while a name that is not
+    UTF-8 still gives ``check``'s one finding (``check`` never reads the file, so no text of it is judged). The one
+    answer of ``check`` and the language server."""
+    if unread_entry(os.path.abspath(path)) is not None:
+        return name_findings()
+    return None if opened else link_findings(path)
+
+
 def _symlink_findings(folder: bool = False) -> list[Finding]:
     """``canonical_path`` and Memzoi's ``unsafe_output_path`` for a symlink (:func:`memzoi.project.admission.linked_findings`)."""
     from .admission import linked_findings  # noqa: PLC0415 lazy: start-up
@@ -311,4 +339,13 @@ def _symlink_findings(folder: bool = False) -> list[Finding]:
     return linked_findings(message, 0, 0)
 
 
-__all__ = ["Expanded", "UsageError", "expand", "link_findings", "refused_link", "require_exists"]
+__all__ = [
+    "Expanded",
+    "UsageError",
+    "expand",
+    "link_findings",
+    "name_findings",
+    "refused_findings",
+    "refused_link",
+    "require_exists",
+]

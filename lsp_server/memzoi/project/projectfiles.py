@@ -2,8 +2,8 @@
 
 A project's files are exactly what ``memzoi check`` checks below its ``.memzoi`` folder
 (:func:`memzoi.project.checkpaths.expand`: records, packets, reserved, configuration and stray files; hidden entries and
-symlinks never: the symlinks ``check`` reports as ``canonical_path`` are kept apart, :attr:`ProjectFiles.links`, so the
-language server shows what ``check`` says of them). :class:`ProjectFiles` lists them once (:meth:`~ProjectFiles.scan`) and then takes batches of
+symlinks never: the symlinks ``check`` reports as ``canonical_path``, and the entries whose name is not UTF-8, are
+kept apart, :attr:`ProjectFiles.refused`, so the language server shows what ``check`` says of them). :class:`ProjectFiles` lists them once (:meth:`~ProjectFiles.scan`) and then takes batches of
 file-system events (:meth:`~ProjectFiles.apply_events`), judging each path by its **final state on disk**, never
 by the event's type: so a write-then-rename save is one modification, repeated "added" events for a growing file
 are one update, a directory event re-lists that directory, and a deleted or renamed directory drops everything
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.pathnorm import absolute
-from ..judge.workspace import editor_temporary, through_linked_plane
+from ..judge.workspace import editor_temporary, through_linked_plane, unread_entry
 from .checkpaths import UsageError, expand, refused_link
 from .gitfacts import GitFacts
 
@@ -57,10 +57,11 @@ class ProjectFiles:
         self.memzoi_dir = os.path.abspath(memzoi_dir)
         self.git = git
         self.files: set[str] = set()
-        #: absolute paths of the symlinks below ``.memzoi`` that ``memzoi check`` refuses (``canonical_path``,
-        #: :func:`memzoi.project.checkpaths.refused_link`): never files of the project, never read through
-        self.links: set[str] = set()
-        self._links_listed: list[str] = []  # those the last :meth:`listing` met, taken by :meth:`adopt`
+        #: absolute paths of the entries below ``.memzoi`` that ``memzoi check`` refuses without reading them
+        #: (``canonical_path``): the symlinks (:func:`memzoi.project.checkpaths.refused_link`) and the names that are
+        #: not UTF-8 (:func:`memzoi.judge.workspace.unread_entry`); never files of the project, never read through
+        self.refused: set[str] = set()
+        self._refused_listed: list[str] = []  # those the last :meth:`listing` met, taken by :meth:`adopt`
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """True when ``path`` lies inside the ``.memzoi`` folder (whether or not it is a file of the project)."""
@@ -71,7 +72,7 @@ class ProjectFiles:
         """The project's files on disk, sorted, with git asked for their visibility once. Changes nothing here, so
         it may run on another thread than the owner; the owner then takes it with :meth:`adopt`. ``before_ask``
         is called with the files before git is asked."""
-        found, self._links_listed = walked(self.memzoi_dir)
+        found, self._refused_listed = walked(self.memzoi_dir)
         found.sort()
         if before_ask is not None:
             before_ask(found)
@@ -80,9 +81,9 @@ class ProjectFiles:
         return found
 
     def adopt(self, found: Iterable[str]) -> None:
-        """Take a :meth:`listing` into the set (events applied meanwhile are kept), and the symlinks it met."""
+        """Take a :meth:`listing` into the set (events applied meanwhile are kept), and the refused entries it met."""
         self.files.update(found)
-        self.links.update(self._links_listed)
+        self.refused.update(self._refused_listed)
 
     def scan(self) -> list[str]:
         """:meth:`listing`, adopted at once; returns it."""
@@ -109,8 +110,11 @@ class ProjectFiles:
         for raw in paths:
             path = os.path.abspath(raw)
             if self.contains(path) and not self._transient(path):
-                self._link_event(path)
-                if through_linked_plane(self.memzoi_dir, path) or any(path.startswith(q + os.sep) for q in self.links):
+                if self._refused_event(path):
+                    continue  # a name that is not UTF-8, or below one: never read (check reports it as canonical_path)
+                if through_linked_plane(self.memzoi_dir, path) or any(
+                    path.startswith(q + os.sep) for q in self.refused
+                ):
                     continue  # never read through a symlinked folder (memzoi check reports it as canonical_path)
                 self._event(path, update, remove, shown)
         out = FileChanges(
@@ -122,17 +126,34 @@ class ProjectFiles:
                 self.git.ask(out.updated)
         return out
 
-    def _link_event(self, path: str) -> None:
-        """:attr:`links` in line with the disk for the event ``path`` (a folder's are listed again by :meth:`_event`):
-        a refused symlink is one now; a link that went, or a folder holding links that went, is one no more."""
+    def _refused_event(self, path: str) -> bool:
+        """:attr:`refused` in line with the disk for the event ``path`` (a folder's are listed again by
+        :meth:`_event`): a refused symlink or a name that is not UTF-8 is one now; one that went, or a folder holding
+        those that went, is one no more. True when ``path`` is, or lies below, a name that is not UTF-8: nothing else
+        is done with it (``check`` never reads or enters it)."""
+        entry = unread_entry(path, self.memzoi_dir)
+        if entry is not None:
+            # below a symlinked folder the walk never goes, so it never meets the name either
+            linked = through_linked_plane(self.memzoi_dir, entry) or any(
+                entry.startswith(q + os.sep) for q in self.refused
+            )
+            if os.path.lexists(entry) and not linked:
+                self.refused.add(entry)
+            else:
+                self._drop_refused(entry)
+            return True
         if os.path.islink(path):
             if refused_link(os.path.basename(path), _to_folder(path), self.contains(os.path.dirname(path))):
-                self.links.add(path)
+                self.refused.add(path)
             else:
-                self.links.discard(path)
+                self.refused.discard(path)
         elif not os.path.isdir(path):  # gone, or a regular file now
-            prefix = path.rstrip(os.sep) + os.sep
-            self.links.difference_update([q for q in self.links if q == path or q.startswith(prefix)])
+            self._drop_refused(path)
+        return False
+
+    def _drop_refused(self, path: str) -> None:
+        prefix = path.rstrip(os.sep) + os.sep
+        self.refused.difference_update([q for q in self.refused if q == path or q.startswith(prefix)])
 
     def _transient(self, path: str) -> bool:
         inside = os.path.relpath(path, self.memzoi_dir)
@@ -144,11 +165,11 @@ class ProjectFiles:
     ) -> None:
         """One event path, judged by its final state on disk."""
         if os.path.isdir(path) and not os.path.islink(path):
-            listing, links = walked(path)
+            listing, refused = walked(path)
             found = set(listing)
             prefix = path.rstrip(os.sep) + os.sep
-            self.links.difference_update([q for q in self.links if q.startswith(prefix)])
-            self.links.update(links)
+            self.refused.difference_update([q for q in self.refused if q.startswith(prefix)])
+            self.refused.update(refused)
             for known in [f for f in self.files if f.startswith(prefix) and f not in found]:
                 remove(known)
             for f in sorted(found):
@@ -171,13 +192,14 @@ def listed(directory: str) -> list[str]:
 
 
 def walked(directory: str) -> tuple[list[str], list[str]]:
-    """One walk of ``directory`` as ``memzoi check`` walks it: the files it checks and the symlinks it refuses
-    (``canonical_path``), absolute paths (both empty when it went away meanwhile)."""
+    """One walk of ``directory`` as ``memzoi check`` walks it: the files it checks and the entries it refuses without
+    reading them (``canonical_path``: symlinks, names that are not UTF-8), absolute paths (both empty when it went
+    away meanwhile)."""
     try:
         out = expand(directory)
     except UsageError:
         return [], []
-    return [absolute(p) for p, _ in out.files], out.links
+    return [absolute(p) for p, _ in out.files], [*out.links, *out.names]
 
 
 def _to_folder(path: str) -> bool:

@@ -28,8 +28,8 @@ def held_stamps(state: ProjectState) -> dict[str, Stamp | None]:
     """Absolute path -> the stat stamp ``state`` judged the file by (its compact verdict's), for every file of its
     set; ``None`` where no verdict holds one (the file was analysed otherwise, or not at all: it counts as changed).
     On the state's owner's thread (the server's event loop): a copy the scan thread can compare without a lock. The
-    refused symlinks the scan met (:attr:`memzoi.project.projectfiles.ProjectFiles.links`) are held without one."""
-    held: dict[str, Stamp | None] = dict.fromkeys([*state.tracked.files, *state.tracked.links])
+    entries the scan met refused (:attr:`memzoi.project.projectfiles.ProjectFiles.refused`) are held without one."""
+    held: dict[str, Stamp | None] = dict.fromkeys([*state.tracked.files, *state.tracked.refused])
     for verdict in state.verdicts.values():
         if verdict.path in held:
             held[verdict.path] = verdict.stamp
@@ -54,14 +54,15 @@ def drifted(memzoi_dir: str, held: Mapping[str, Stamp | None], since_ns: int) ->
     rename over the file), or whose stamp cannot vouch for the bytes the scan read (a file system without a kept
     ctime; racy, git's rule: changed within the timestamp granularity before ``since_ns``, the wall clock when the
     scan began, so possibly written again in the same tick after its read; :func:`memzoi.base.freshness.racy_window`),
-    in listing order; then the refused symlinks listed now (:func:`memzoi.project.projectfiles.walked`) and not held;
-    then files and links held and no longer listed (gone). Reads only the disk and ``held``, so it may run
+    in listing order; then the entries refused listed now (symlinks, names that are not UTF-8:
+    :func:`memzoi.project.projectfiles.walked`) and not held; then files and refused entries held and no longer listed
+    (gone). Reads only the disk and ``held``, so it may run
     on any thread; never raises (an unreadable folder lists nothing: its files count as gone, and the watch pass
     judges each by its state on disk)."""
-    now, links = walked(memzoi_dir)
-    listed_now = {*now, *links}
+    now, refused = walked(memzoi_dir)
+    listed_now = {*now, *refused}
     out = [path for path in now if not _vouched(path, held.get(path), since_ns)]
-    out += [path for path in links if path not in held]
+    out += [path for path in refused if path not in held]
     out += [path for path in held if path not in listed_now]
     return out
 
