@@ -45,7 +45,12 @@ def emit_json(value: Any) -> None:
 
 
 def refuse(args: argparse.Namespace, err: Refusal) -> int:
-    """Print a refusal (JSON on stdout with ``--json``, else one line on stderr); returns exit code 1."""
+    """Print a refusal (JSON on stdout with ``--json``, else one line on stderr), what a secret detector flags in
+    its message ``[redacted]`` (it may repeat an argument: :func:`memzoi.safety.redact.scrub`); returns exit
+    code 1."""
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
+
+    err.message = scrub(err.message)
     if getattr(args, "json", False):
         emit_json(err.to_json())
     else:

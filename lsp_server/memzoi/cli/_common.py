@@ -114,7 +114,11 @@ def require_project(args: argparse.Namespace) -> Path | None:
 
 def fail(args: argparse.Namespace, code: str, message: str) -> int:
     """Report a failed command: ``{"error": {"code", "message"}}`` on stdout with ``--json``, else one line
-    ``memzoi: CODE: MESSAGE`` on stderr (as refusals); returns exit code 1."""
+    ``memzoi: CODE: MESSAGE`` on stderr (as refusals), what a secret detector flags in ``message`` ``[redacted]``
+    (it may repeat an argument: :func:`memzoi.safety.redact.scrub`); returns exit code 1."""
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
+
+    message = scrub(message)
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False) + "\n")
     else:
