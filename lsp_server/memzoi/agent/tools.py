@@ -61,19 +61,15 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolR
 
 def unechoed(result: ToolResult, arguments: Any) -> ToolResult:
     """``result`` with what a secret detector flags in the caller's ``arguments`` ``[redacted]`` wherever the result
-    repeats it (a query, a path, an id, a task: :func:`memzoi.safety.redact.scrub_echoes`), and an error's message
-    and data scrubbed whole (:func:`memzoi.safety.redact.scrub_tree`: an error may quote an argument in another
-    form). The same rule as the CLI's and the language server's messages. Unchanged (the same object) when no
-    argument holds a secret and the result is no error."""
-    from ..safety.redact import given_secrets, scrub, scrub_echoes, scrub_tree  # noqa: PLC0415 lazy: start-up
+    or its error repeats it (a query, a path, an id, a task: :func:`memzoi.safety.redact.scrub_echoes`). The same
+    rule as the CLI's and the language server's messages. Unchanged (the same object), the usual case, when no
+    argument holds a secret."""
+    from ..safety.redact import given_secrets, scrub_echoes  # noqa: PLC0415 lazy: start-up
 
     secrets = given_secrets(arguments)
-    if not secrets and not result.is_error:
+    if not secrets:
         return result
-    data, text = scrub_echoes(result.data, secrets), scrub_echoes(result.text, secrets)
-    if result.is_error:
-        data, text = scrub_tree(data), scrub(text)
-    return ToolResult(data, text, result.is_error)
+    return ToolResult(scrub_echoes(result.data, secrets), scrub_echoes(result.text, secrets), result.is_error)
 
 
 def shown(result: ToolResult, root: Path) -> ToolResult:

@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         only = first if first in COMMANDS else None
     parser = build_parser(only)
     args = parser.parse_args(argv)
+    args.given = argv  # what the caller typed, never echoed where it holds a secret (`_common.unechoed`)
     _ENDING["at_once"] = bool(getattr(args, "end_at_once", False))
     # what the command may rely on: its process ends at once when it returns (it need not free what it made)
     args.ending = _ENDING["at_once"] and _ENDING["entry"]

@@ -123,18 +123,6 @@ def scrub_echoes(value: Any, secrets: list[str]) -> Any:
     return value
 
 
-def scrub_tree(value: Any) -> Any:
-    """``value`` (a string or a JSON tree) with :func:`scrub` applied to each of its strings, keys included: for an
-    error's data, which may repeat a caller's argument in another form than given."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {scrub_tree(k): scrub_tree(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub_tree(v) for v in value]
-    return value
-
-
 def _strings(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         yield value
