@@ -223,13 +223,18 @@ def command(name: str) -> Callable[[CommandBody], CommandHandler]:
     def wrap(fn: CommandBody) -> CommandHandler:
         async def handler(ls: CommandSession, *args: Any) -> Any:
             from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up - the core's lifecycle is loaded at the first command
+            from memzoi.safety.redact import given_secrets, scrub_echoes  # noqa: PLC0415 lazy: start-up
 
             try:
                 return await fn(ls, parse_args(args))
             except (Refusal, CommandError, RuntimeStateError) as err:  # a full or read-only runtime dir too
+                # A message may repeat a caller's argument (a URI, an id): what a secret detector flags in the
+                # arguments is never echoed, neither in the reply nor in the log (the core's one rule); local paths
+                # are respelled first, so that one bearing a secret keeps its `<redacted-path:…>` marker.
+                message = scrub_echoes(shown_in(ls, err.message), given_secrets(list(args)))
                 # One notification per refusal: the client reports the error response; the server adds none.
-                log.info("%s refused: %s", name, err.message)
-                raise CommandRefused(err.code, err.message, getattr(err, "path", None)) from None
+                log.info("%s refused: %s", name, message)
+                raise CommandRefused(err.code, message, getattr(err, "path", None)) from None
             except OSError as err:
                 message = f"{name}: {err.strerror or err}; nothing was changed by the server"
                 log.warning("%s", message)

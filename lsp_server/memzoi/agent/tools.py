@@ -54,9 +54,22 @@ class UnknownTool(LookupError):
 
 def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolResult:
     """Validate ``arguments`` for tool ``name`` and run it. Raises :class:`UnknownTool`; every other problem is
-    an error :class:`ToolResult`. Every string of the result can be sent (:func:`_total`) and names no local path
-    raw (:func:`shown`)."""
-    return _total(shown(_call(session, name, arguments), session.root))
+    an error :class:`ToolResult`. Every string of the result can be sent (:func:`_total`), names no local path
+    raw (:func:`shown`) and repeats no secret of the arguments (:func:`unechoed`)."""
+    return _total(unechoed(shown(_call(session, name, arguments), session.root), arguments))
+
+
+def unechoed(result: ToolResult, arguments: Any) -> ToolResult:
+    """``result`` with what a secret detector flags in the caller's ``arguments`` ``[redacted]`` wherever the result
+    or its error repeats it (a query, a path, an id, a task: :func:`memzoi.safety.redact.scrub_echoes`). The same
+    rule as the CLI's and the language server's messages. Unchanged (the same object), the usual case, when no
+    argument holds a secret."""
+    from ..safety.redact import given_secrets, scrub_echoes  # noqa: PLC0415 lazy: start-up
+
+    secrets = given_secrets(arguments)
+    if not secrets:
+        return result
+    return ToolResult(scrub_echoes(result.data, secrets), scrub_echoes(result.text, secrets), result.is_error)
 
 
 def shown(result: ToolResult, root: Path) -> ToolResult:

@@ -45,7 +45,11 @@ def emit_json(value: Any) -> None:
 
 
 def refuse(args: argparse.Namespace, err: Refusal) -> int:
-    """Print a refusal (JSON on stdout with ``--json``, else one line on stderr); returns exit code 1."""
+    """Print a refusal (JSON on stdout with ``--json``, else one line on stderr), a secret of the command line
+    ``[redacted]`` where its message repeats it (:func:`memzoi.cli._common.unechoed`); returns exit code 1."""
+    from ._common import unechoed  # noqa: PLC0415 lazy: start-up
+
+    err.message = unechoed(args, err.message)
     if getattr(args, "json", False):
         emit_json(err.to_json())
     else:

@@ -112,9 +112,25 @@ def require_project(args: argparse.Namespace) -> Path | None:
     return root
 
 
+def unechoed(args: argparse.Namespace, message: str) -> str:
+    """``message`` with each text a secret detector flags in the command line (``args.given``, the arguments
+    :func:`memzoi.cli.main.main` parsed) replaced by ``[redacted]`` wherever it repeats it
+    (:func:`memzoi.safety.redact.scrub_echoes`): a message may quote an argument (``no change ID``). Only what the
+    caller gave is masked, so the runtime paths a message names stay readable."""
+    given = getattr(args, "given", None)
+    if not given:
+        return message
+    from ..safety.redact import given_secrets, scrub_echoes  # noqa: PLC0415 lazy: start-up
+
+    shown: str = scrub_echoes(message, given_secrets(list(given)))
+    return shown
+
+
 def fail(args: argparse.Namespace, code: str, message: str) -> int:
     """Report a failed command: ``{"error": {"code", "message"}}`` on stdout with ``--json``, else one line
-    ``memzoi: CODE: MESSAGE`` on stderr (as refusals); returns exit code 1."""
+    ``memzoi: CODE: MESSAGE`` on stderr (as refusals), a secret of the command line ``[redacted]`` where
+    ``message`` repeats it (:func:`unechoed`); returns exit code 1."""
+    message = unechoed(args, message)
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False) + "\n")
     else:

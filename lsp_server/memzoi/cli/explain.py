@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{code:32} {severity.label:12} {group}")
         return 0
     if args.code not in CODES:
-        print(f"memzoi: `{args.code}` is not a diagnostic code; `memzoi explain` lists them", file=sys.stderr)
+        from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up - a secret typed here is never echoed
+
+        print(f"memzoi: `{scrub(args.code)}` is not a diagnostic code; `memzoi explain` lists them", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(entry(args.code), indent=2, ensure_ascii=False))

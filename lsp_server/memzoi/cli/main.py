@@ -67,10 +67,21 @@ _MODULES = {"import": "import_plan"}
 _ENDING = {"entry": False, "at_once": False}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors (``unrecognized arguments: …``, ``invalid choice: …``) never echo what
+    a secret detector flags in the arguments they quote (:func:`memzoi.safety.redact.scrub`); its sub-parsers are
+    of this class too (argparse makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up - only on a usage error
+
+        super().error(scrub(message))
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser with every command registered, or only the command ``only`` (imports stay lazy, so
     ``memzoi check`` does not pay for the lifecycle modules)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memzoi",
         description="Review Memzoi repository memory: check records and proposal packets, and manage their lifecycle.",
         epilog="Run `memzoi COMMAND --help` for a command's options, examples and exit codes.",
@@ -103,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         only = first if first in COMMANDS else None
     parser = build_parser(only)
     args = parser.parse_args(argv)
+    args.given = argv  # what the caller typed, never echoed where it holds a secret (`_common.unechoed`)
     _ENDING["at_once"] = bool(getattr(args, "end_at_once", False))
     # what the command may rely on: its process ends at once when it returns (it need not free what it made)
     args.ending = _ENDING["at_once"] and _ENDING["entry"]

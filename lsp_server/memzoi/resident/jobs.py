@@ -180,9 +180,13 @@ def admit(
     """Admit a delivered assistant message at most once and start its review job when one is due (Zuno
     ``admit_and_start``, one IMMEDIATE transaction). ``interval`` is ``nudge_interval`` (0: only recoveries
     trigger); ``start=False`` counts without starting a job (reflection disabled). An ``interrupted`` turn is not
-    counted. Raises :class:`Refusal` ``invalid_turn`` for an empty id."""
+    counted. Raises :class:`Refusal` ``invalid_turn`` for an empty id, ``threat_blocked`` for an id that holds a
+    secret (:func:`memzoi.resident.threats.refuse_secret_ids`: the ids are stored as given)."""
     if not (session_id or "").strip() or not (message_id or "").strip():
         raise Refusal("invalid_turn", "a delivered turn needs its session id and message id")
+    from .threats import refuse_secret_ids  # noqa: PLC0415 lazy: start-up (the detectors load with it)
+
+    refuse_secret_ids(session_id=session_id, message_id=message_id)
     ts = now if now is not None else now_ms()
     with transaction(conn):
         count = session_count(conn, session_id)

@@ -52,7 +52,7 @@ from .locator import check_cap, parse_operation, project as project_entries, ref
 from .reconcile import reconcile_locked
 from .scope import project_config, resident_file
 from .store import ResidentStore, resident_lock, write_lock
-from .threats import refuse_threats
+from .threats import refuse_secret_ids, refuse_threats
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
 SOURCE_ALIASES = {"tool": "foreground_tool"}
@@ -152,6 +152,7 @@ def propose(
     op = parse_operation(action, content, old_text)
     why = rust_trim(reason or "")
     refuse_unencodable(reason=why, session_id=session_id, message_id=message_id, actor=actor)
+    refuse_secret_ids(session_id=session_id, message_id=message_id)
     if not why:
         raise Refusal("invalid_candidate", "reason must not be empty")
     try:

@@ -62,3 +62,23 @@ def refuse_threats(entries: list[str], accepted: frozenset[str], *, where: str |
             if blocks_write(f):
                 message = f.message.replace("in entry 1", where or f"in entry {i + 1}")
                 raise Refusal("threat_blocked", f"{f.code}: {message}; nothing was written")
+
+
+def refuse_secret_ids(**ids: str | None) -> None:
+    """Raise :class:`Refusal` ``threat_blocked`` when one of ``ids`` (a session or message id, named by its
+    keyword) holds text a credential or personal-data detector matches (:data:`memzoi.safety.redact.SECRET_CODES`).
+    These ids are stored as given in the candidate database (reference ``zuno-memory.md`` §6: the delivery and job
+    rows are keyed by them), so a secret in one would be kept there. Real ids (UUIDs, ``msg_…``, client session
+    ids) match no detector. The message names the id and the detector, never the text."""
+    from ..safety.redact import SECRET_CODES as SECRET  # noqa: PLC0415 lazy: start-up
+
+    for name, value in ids.items():
+        if not value:
+            continue
+        code = next((h.code for h in collect_hits(value) if h.code in SECRET and h.end > h.start), None)
+        if code is not None:
+            raise Refusal(
+                "threat_blocked",
+                f"{code}: the {name.replace('_', ' ')} holds a credential or personal data, and ids are stored as "
+                "given; pass the client's own id; nothing was written",
+            )

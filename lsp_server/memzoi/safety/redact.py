@@ -66,7 +66,9 @@ def redact(text: str, spans: list[tuple[int, int]], start: int = 0, end: int | N
 
 def scrub(text: str) -> str:
     """``text`` with every secret or personal datum a detector finds in it (:data:`REDACTED_CODES`) replaced by
-    :data:`MARK`: for record values shown outside the file (hovers), where no finding spans are at hand."""
+    :data:`MARK`: for record values shown outside the file (hovers), where no finding spans are at hand, and the one
+    rule for echoing what a caller gave (an argument, an id, a query, a path) in a message, an error or a log line:
+    the CLI, the MCP tools and the language server's command replies all pass such text through it."""
     spans = sorted((h.start, h.end) for h in collect_hits(text) if h.code in REDACTED_CODES and h.end > h.start)
     return redact(text, spans) if spans else text
 
@@ -105,3 +107,43 @@ def holds_secret(data: bytes | str) -> bool:
     labelled personal values) matches anywhere in ``data``: such bytes are never stored outside the file itself
     (ledger, local plane)."""
     return bool(secret_values(data))
+
+
+def given_secrets(given: Any) -> list[str]:
+    """The texts a detector of :data:`SECRET_CODES` matches in the strings of ``given`` (a caller's arguments: a
+    string, or a JSON tree of them, keys included), longest first: what an answer must not echo
+    (:func:`scrub_echoes`). Empty, the usual case, when no argument holds one."""
+    found: set[str] = set()
+    for text in _strings(given):
+        found.update(secret_values(text))
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub_echoes(value: Any, secrets: list[str]) -> Any:
+    """``value`` (a string or a JSON tree) with every occurrence of each of ``secrets`` (:func:`given_secrets`,
+    longest first) in its strings, keys included, replaced by :data:`MARK`; ``value`` itself when ``secrets`` is
+    empty. This is how an answer that repeats what the caller gave (a query, a path, an id, a task) keeps the
+    caller's secret out of it."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, MARK)
+        return value
+    if isinstance(value, dict):
+        return {scrub_echoes(k, secrets): scrub_echoes(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_echoes(v, secrets) for v in value]
+    return value
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)

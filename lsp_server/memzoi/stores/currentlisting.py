@@ -88,8 +88,16 @@ def holds(db: sqlite3.Connection, digest: str, now: int) -> Mark | None:
 def write(db: sqlite3.Connection, mark: Mark, gen: str | None) -> None:
     """Leave ``mark`` in ``meta`` at the ``files`` generation ``gen`` (the current one: the caller's own restamps
     since ``mark.gen`` counted), inside the caller's write transaction; the trust age is counted from the row
-    confirmed longest ago. Raises ``sqlite3.Error``."""
+    confirmed longest ago. No mark is left (and an earlier one is dropped) when a folder's path bears a secret
+    (:func:`memzoi.judge.pathsafety.shown_local_path` redacts it): the mark stores its folders in clear, and no
+    secret is stored outside the file itself; the project is then compared in full at each refresh (correct,
+    only slower). Raises ``sqlite3.Error``."""
     if gen is None:
+        return
+    from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
+    if any(shown_local_path(f) != f for f in mark.folders):
+        db.execute("DELETE FROM meta WHERE key = ?", (KEY,))
         return
     oldest = db.execute("SELECT min(checked_ns) FROM files").fetchone()[0]
     if oldest is None:

@@ -201,7 +201,12 @@ class Index(IndexQueries):
             self.db.execute(stmt)
         self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
         built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        meta = [("built_at", built), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))]
+        # the root as shown (`<redacted-path:…>` when a name of it bears a secret: never stored in clear); only
+        # people read it (nothing in memzoi does), as a hint of whose store this is
+        from ..judge.pathsafety import shown_local_path  # noqa: PLC0415 lazy: start-up
+
+        shown = shown_local_path(self.root)
+        meta = [("built_at", built), ("project_root", shown), ("schema", str(SCHEMA_VERSION))]
         meta += [("stamp", stamp), ("git", git), (TO_FILL, "to fill"), (GEN_KEY, str(random.getrandbits(48)))]
         self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta)
 
