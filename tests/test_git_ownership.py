@@ -32,7 +32,10 @@ def repo(tmp_path, monkeypatch):
     return root
 
 
-def _refusing_git(tmp_path, monkeypatch) -> None:
+def refusing_git(tmp_path: Path, monkeypatch, repo: Path) -> None:
+    """git takes every repository for another user's (``GIT_TEST_ASSUME_DIFFERENT_OWNER``, set by a wrapper first on
+    ``PATH`` in ``tmp_path/bin``: memzoi clears inherited ``GIT_*`` variables); skips where git does not check
+    ownership (probed in ``repo``)."""
     real = shutil.which("git")
     assert real is not None
     bindir = tmp_path / "bin"
@@ -41,7 +44,7 @@ def _refusing_git(tmp_path, monkeypatch) -> None:
     wrapper.write_text(f'#!/bin/sh\nGIT_TEST_ASSUME_DIFFERENT_OWNER=1 exec {shlex.quote(real)} "$@"\n')
     wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    probe = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=tmp_path / "repo", capture_output=True)
+    probe = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=repo, capture_output=True)
     if b"dubious ownership" not in probe.stderr:
         pytest.skip("this git does not check ownership (older than 2.35.2)")
 
@@ -54,7 +57,7 @@ def test_git_refusal_is_none_in_a_repository_and_outside_git(repo, tmp_path):
 
 def test_doctor_names_gits_refusal_and_the_fix(repo, tmp_path, monkeypatch, capsys):
     assert main(["init", str(repo)]) == 0
-    _refusing_git(tmp_path, monkeypatch)
+    refusing_git(tmp_path, monkeypatch, tmp_path / "repo")
     assert git_refusal(repo) == str(repo)
     capsys.readouterr()
     main(["doctor", "--root", str(repo), "--json"])
@@ -67,7 +70,7 @@ def test_doctor_names_gits_refusal_and_the_fix(repo, tmp_path, monkeypatch, caps
 
 
 def test_init_names_gits_refusal(repo, tmp_path, monkeypatch, capsys):
-    _refusing_git(tmp_path, monkeypatch)
+    refusing_git(tmp_path, monkeypatch, tmp_path / "repo")
     capsys.readouterr()
     assert main(["init", str(repo)]) == 0
     out = capsys.readouterr().out
@@ -81,7 +84,7 @@ def test_check_names_gits_refusal_for_an_attested_record(repo, tmp_path, monkeyp
     records.mkdir(parents=True)
     (records / "unattested.md").write_text(rec("unattested"), encoding="utf-8")
     (records / "attested.md").write_text(attested(rec("attested"), "attested"), encoding="utf-8")
-    _refusing_git(tmp_path, monkeypatch)
+    refusing_git(tmp_path, monkeypatch, tmp_path / "repo")
     assert set(git_visibility(repo, [records / "attested.md"]).values()) == {GitVisibility.REFUSED}
     report = check_paths([str(repo)])
     assert [(Path(f.path).name, f.finding.code) for f in report.findings] == [("attested.md", "review_visibility")]

@@ -25,6 +25,7 @@ from memzoi.lifecycle import apply_proposal
 from memzoi.runs.doctor import diagnose
 
 from .. import builders
+from ..test_git_ownership import refusing_git
 from .conftest import Cli
 
 PACKET = builders.packet_path("mem-new")
@@ -192,25 +193,9 @@ def test_a_written_ledger_of_schema_8_records_its_place(root):
     assert place == str(root.resolve()) and common == str((root / ".git").resolve())
 
 
-def _refusing_git(tmp_path: Path, monkeypatch, repo: Path) -> None:
-    """git takes every repository for another user's (``GIT_TEST_ASSUME_DIFFERENT_OWNER``, set by a wrapper first on
-    ``PATH``: memzoi clears inherited ``GIT_*`` variables), as tests/test_git_ownership.py does."""
-    real = shutil.which("git")
-    assert real is not None
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    wrapper = bindir / "git"
-    wrapper.write_text(f'#!/bin/sh\nGIT_TEST_ASSUME_DIFFERENT_OWNER=1 exec {shlex.quote(real)} "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    probe = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=repo, capture_output=True)
-    if b"dubious ownership" not in probe.stderr:
-        pytest.skip("this git does not check ownership (older than 2.35.2)")
-
-
 def test_the_ledger_kept_while_git_refused_the_repository_is_named_and_adopted(root, tmp_path, monkeypatch, capsys):
     path = os.environ["PATH"]
-    _refusing_git(tmp_path, monkeypatch, root)
+    refusing_git(tmp_path, monkeypatch, root)
     _restart()
     first = apply_proposal(root, "mem-new", actor="r").change_id
     refused_dir = project_runtime_dir(root)
