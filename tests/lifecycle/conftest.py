@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -85,3 +86,11 @@ class Cli:
 def cli(repo, capsys) -> Cli:
     """CLI runner bound to the seeded repository."""
     return Cli(repo, capsys)
+
+
+@pytest.fixture
+def umask_022():
+    """The process's umask set to 022 for the test (the common default), then put back."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)

@@ -39,13 +39,6 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-@pytest.fixture
-def umask_022():
-    old = os.umask(0o022)
-    yield
-    os.umask(old)
-
-
 def keep_private(root: Path, bits: int) -> None:
     """``chmod`` ``.memzoi`` and every folder below it to ``bits``, as a user keeping the memory private does."""
     memzoi = root / ".memzoi"

@@ -34,13 +34,6 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-@pytest.fixture
-def umask_022():
-    old = os.umask(0o022)
-    yield
-    os.umask(old)
-
-
 def created(result: L.ChangeResult) -> list[str]:
     return [f.path for f in result.files if f.before is None and f.after is not None]
 
