@@ -1,10 +1,9 @@
 """The stdio transport: LSP base-protocol frames read so that no byte sequence leaves the server deaf.
 
 pygls 2's reader (``pygls.io_.run_async``) cannot be configured: it trusts ``Content-Length`` (a length too long
-waits forever for bytes that never come, one too short misreads every later frame, ``99999999999`` allocates
-that much), answers nothing to a body that is not JSON, and skips a broken header without finding the next
-frame. This module replaces only that loop; messages still go to pygls's ``structure_message`` and
-``handle_message``.
+waits forever for bytes that never come, one too short misreads every later frame, ``99999999999`` allocates that
+much), answers nothing to a body that is not JSON, and skips a broken header without finding the next frame. This
+module replaces only that loop; messages still go to pygls's ``structure_message`` and ``handle_message``.
 
 * :class:`FrameParser` is a pure byte-level state machine. A header block must be ``Name: value`` lines with one
   numeric ``Content-Length`` of at most :data:`MAX_CONTENT_LENGTH`. Anything else is a broken frame, and parsing
@@ -32,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .clientinput import Input
-from .logbridge import unreadable_message
 
 if TYPE_CHECKING:
     import asyncio
@@ -315,6 +313,8 @@ def _handle(protocol: Any, item: bytes | Broken) -> bool:
         parse_error(protocol, "the message body nests too deeply")
         return False
     except Exception as err:  # structuring failed in pygls: one line here, the stack only at DEBUG
+        from .logbridge import unreadable_message  # noqa: PLC0415 lazy: start-up
+
         log.warning("a message could not be read (%s); skipped", unreadable_message(err))
         log.debug("the message that could not be read", exc_info=True)
         return False
