@@ -57,6 +57,15 @@ def _first_line(path: Path) -> str:
     return data.decode("ascii", errors="replace").split("\n", 1)[0].strip()
 
 
+def id_in(common_dir: str | os.PathLike[str]) -> str | None:
+    """The checkout id kept in the git common dir ``common_dir`` (the first line of its :data:`MARKER`, read without
+    following a link); ``None`` when it holds none or it cannot be read."""
+    try:
+        return _first_line(Path(common_dir) / MARKER) or None
+    except OSError:
+        return None
+
+
 def checkout_id(project_root: str | os.PathLike[str], *, create: bool = False) -> str | None:
     """The id of ``project_root``'s checkout (the first line of :data:`MARKER`); :data:`ABSENT` when the common dir
     holds none and ``create`` is false; ``None`` when unknown (outside git, or the marker cannot be read or made:

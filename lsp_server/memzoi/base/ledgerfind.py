@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .checkout import ABSENT, MARKER, checkout_id, foreign, read_only
+from .checkout import ABSENT, checkout_id, foreign, id_in, read_only
 from .runtime import LEDGER_DB, cached_keys, memzoi_home, outside_git_key
 
 #: How many runtime folders under ``<memzoi home>/projects`` one search looks at, at most (each ledger found is
@@ -149,25 +149,12 @@ def _is_ledger(db: Path) -> bool:
         return False
 
 
-def _marker_id(common: str) -> str | None:
-    """The checkout id in the git common dir ``common``; ``None`` when it holds none or cannot be read."""
-    try:
-        fd = os.open(Path(common) / MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        try:
-            data = os.read(fd, 256)
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    return data.decode("ascii", errors="replace").split("\n", 1)[0].strip() or None
-
-
 def _copy_user(facts: _Facts, current: str, common: str) -> str | None:
     """Where a copy of this repository still uses the ledger of ``facts`` (bound to this checkout ``current``): its
     recorded git common dir is not this one's and still holds ``current``."""
     if not facts.common or os.path.realpath(facts.common) == os.path.realpath(common or "/"):
         return None
-    if _marker_id(facts.common) != current:
+    if id_in(facts.common) != current:
         return None
     return facts.project or facts.common
 
